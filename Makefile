@@ -1,0 +1,71 @@
+# memcluster — the two commands a newcomer needs are `make run` and `make test`.
+GO       ?= go
+BIN      := bin
+PKGS_RACE := ./cluster/... ./storage/... ./raftstore/...
+
+.PHONY: all build run test test-short race vet bench clean cluster cluster-stop fuzz-short
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/memnode ./cmd/memnode
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/memctl ./cmd/memctl
+
+# One node on embedded defaults: HTTP on 127.0.0.1:7480, data in ./memdata.
+run: build
+	./$(BIN)/memnode --dev --node-id dev --data-dir ./memdata
+
+vet:
+	$(GO) vet ./...
+
+# The whole suite: unit, multi-node Raft over TCP, and end-to-end tests on real processes,
+# then the race detector on the cluster and storage packages.
+test: build vet
+	# -p 1: the cluster and end-to-end packages run many Raft nodes and processes; on a 2-core machine they
+	# must not starve each other's election timers.
+	$(GO) test -count=1 -p 1 -timeout 20m ./...
+	$(GO) test -count=1 -p 1 -race -timeout 20m $(PKGS_RACE)
+	$(MAKE) fuzz-short
+
+# Each fuzz target for a decoder of outside bytes, briefly (committed seeds in */testdata/fuzz run in `go test`
+# too). FUZZTIME=10m for a real campaign.
+FUZZTIME ?= 5s
+FUZZ_TARGETS := FuzzDecodeCommand FuzzDecodeMemory FuzzDecodeMemoryKey FuzzRestore
+fuzz-short:
+	for f in $(FUZZ_TARGETS); do $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./storage/ || exit 1; done
+
+test-short:
+	$(GO) test -short -count=1 ./...
+
+# Go benchmarks, the search peers (chromem-go, plain bleve, memory bandwidth) and 3-replica writes against
+# etcd, all in one run (~10 minutes); rewrites the peers section of docs/benchmarks.md and docs/search-latency.png.
+# Knobs: REPS (3), DUR (5s), GOBENCHTIME (100ms), SKIP_GOBENCH=1, SKIP_WRITES=1; results in bench/out/.
+bench:
+	GO=$(GO) bench/run.sh
+
+clean:
+	rm -rf $(BIN) memdata
+
+# A local 3-node cluster on loopback (HTTP 7480, 7490, 7500); `make cluster-stop` ends it.
+cluster: build
+	scripts/cluster.sh start
+
+cluster-stop:
+	scripts/cluster.sh stop
+
+# Fault injection (issue 6): a 3-process cluster, concurrent clients with recorded histories, a seeded nemesis
+# (SIGKILL + restart, SIGSTOP/SIGCONT), porcupine linearizability checks and a lost-write check. Ends with one
+# line `chaos: schedules=N ops=M violations=V lost=L`; a failure prints the seed and the command that replays it.
+# chaos-short: 3 schedules of 20s (~2 minutes). chaos: SCHEDULES, DURATION, SEED (0 = from the clock), CLIENTS.
+SCHEDULES ?= 20
+DURATION  ?= 60s
+SEED      ?= 0
+CLIENTS   ?= 4
+.PHONY: chaos chaos-short
+chaos:
+	MEMCLUSTER_CHAOS=1 $(GO) test -count=1 -v -timeout 0 -run '^TestChaos$$' ./chaos/ \
+		-chaos.schedules=$(SCHEDULES) -chaos.duration=$(DURATION) -chaos.seed=$(SEED) -chaos.clients=$(CLIENTS)
+
+chaos-short:
+	MEMCLUSTER_CHAOS=1 $(GO) test -count=1 -v -timeout 10m -run '^TestChaos$$' ./chaos/ \
+		-chaos.schedules=3 -chaos.duration=20s -chaos.seed=$(SEED)

@@ -1,0 +1,150 @@
+package apiv1
+
+import (
+	"time"
+
+	"github.com/memcluster/memcluster/memory"
+)
+
+// Routes of the v1 API.
+const (
+	PathMemories      = "/v1/memories"       // POST: put
+	PathMemoriesBatch = "/v1/memories/batch" // POST: up to MaxBatch memories of one user, atomically
+	PathMemory        = "/v1/memories/{id}"  // GET, DELETE; ?user_id=U[&stale=true]
+	PathSearch        = "/v1/search"         // POST
+	PathClusterStatus = "/v1/cluster/status" // GET
+	PathHealthz       = "/healthz"
+	PathReadyz        = "/readyz"
+	PathMetrics       = "/metrics"
+)
+
+// PutRequest is the body of POST /v1/memories. Unknown fields are rejected.
+type PutRequest struct {
+	UserID     string            `json:"user_id"`
+	AgentID    string            `json:"agent_id,omitempty"`
+	RunID      string            `json:"run_id,omitempty"`
+	Type       string            `json:"type,omitempty"` // default episodic
+	Text       string            `json:"text"`
+	OccurredAt *time.Time        `json:"occurred_at,omitempty"` // RFC 3339; default: the time the node received it
+	Tags       []string          `json:"tags,omitempty"`
+	Entities   []string          `json:"entities,omitempty"`
+	Importance *float64          `json:"importance,omitempty"` // 0..1, default 0.5
+	Metadata   map[string]string `json:"metadata,omitempty"`
+}
+
+// PutResponse is the answer to a put: the stored memory (without its embedding).
+type PutResponse struct {
+	memory.Memory
+}
+
+// MaxBatch bounds the memories of one batch put.
+const MaxBatch = 1000
+
+// PutBatchRequest is the body of POST /v1/memories/batch: memories of ONE user, stored all or none (they go to
+// one shard as one Raft entry). Bulk imports of a user's history use it.
+type PutBatchRequest struct {
+	Memories []PutRequest `json:"memories"`
+}
+
+// PutBatchResponse lists the stored memories in request order.
+type PutBatchResponse struct {
+	Memories []memory.Memory `json:"memories"`
+}
+
+// DeleteResponse is the answer to DELETE /v1/memories/{id}.
+type DeleteResponse struct {
+	ID      string `json:"id"`
+	Deleted bool   `json:"deleted"`
+}
+
+// SearchRequest is the body of POST /v1/search. Unknown fields are rejected.
+type SearchRequest struct {
+	UserID   string     `json:"user_id"`
+	Query    string     `json:"query"`
+	K        int        `json:"k,omitempty"`         // max results, default 6, 1..1000
+	MinScore *float64   `json:"min_score,omitempty"` // default 0.35; 0 keeps everything
+	Types    []string   `json:"types,omitempty"`
+	AgentID  string     `json:"agent_id,omitempty"`
+	RunID    string     `json:"run_id,omitempty"`
+	Tags     []string   `json:"tags,omitempty"` // a result carries every tag listed
+	From     *time.Time `json:"from,omitempty"` // occurred_at >= from
+	To       *time.Time `json:"to,omitempty"`   // occurred_at < to
+	// Weights of the fusion; defaults 0.7 and 0.3.
+	VectorWeight *float64 `json:"vector_weight,omitempty"`
+	TextWeight   *float64 `json:"text_weight,omitempty"`
+	// CandidateMultiplier: each side fetches k × this many candidates; default 4.
+	CandidateMultiplier int `json:"candidate_multiplier,omitempty"`
+	// RecencyHalfLife, a Go duration ("720h"), turns on recency decay: score × 0.5^(age/half-life).
+	RecencyHalfLife string `json:"recency_half_life,omitempty"`
+	// Stale allows a follower to answer from its local replica without checking with the leader.
+	Stale bool `json:"stale,omitempty"`
+	// Mode is "hybrid" (default: the weighted fusion above) or "pipeline" (query planning, BM25-weighted
+	// fusion, actor awareness and episode-neighbour expansion; retrieval/DESIGN.md).
+	Mode string `json:"mode,omitempty"`
+}
+
+// SearchResult is one hit with its component scores.
+type SearchResult struct {
+	memory.Memory
+	Score       float64 `json:"score"`
+	VectorScore float64 `json:"vector_score"`
+	TextScore   float64 `json:"text_score"`
+	Recency     float64 `json:"recency"` // the recency factor applied (1 when decay is off)
+	// Pipeline mode only: score received from neighbouring memories of the same episode, the factor for
+	// being from an actor the query names, and the query plan (first result only).
+	Context float64     `json:"context,omitempty"`
+	Actor   float64     `json:"actor,omitempty"`
+	Plan    *SearchPlan `json:"plan,omitempty"`
+}
+
+// SearchPlan is what the pipeline mode understood of the query.
+type SearchPlan struct {
+	Terms     []string `json:"terms"`            // content words, without stop and question words
+	Actors    []string `json:"actors,omitempty"` // the user's actors (learned from their memories) the query names
+	TextQuery string   `json:"text_query"`       // what went to BM25
+	Fusion    string   `json:"fusion"`
+}
+
+// SearchResponse is the answer to a search, best first.
+type SearchResponse struct {
+	Results []SearchResult `json:"results"`
+}
+
+// Error is the body of every non-2xx answer.
+type Error struct {
+	Error ErrorBody `json:"error"`
+}
+
+// ErrorBody carries a stable code, a message that names the problem, and the field when one is at fault.
+type ErrorBody struct {
+	Code    string `json:"code"` // invalid_argument, not_found, too_large, unavailable, internal, method_not_allowed
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+}
+
+// NodeStatus is one member as the cluster sees it.
+type NodeStatus struct {
+	ID         string `json:"id"`
+	State      string `json:"state"` // alive, suspect, dead, left
+	HTTPAddr   string `json:"http_addr"`
+	RaftAddr   string `json:"raft_addr"`
+	GossipAddr string `json:"gossip_addr"`
+}
+
+// ShardStatus is one shard's Raft group.
+type ShardStatus struct {
+	ID           int      `json:"id"`
+	Leader       string   `json:"leader"` // node id, empty when none
+	Replicas     []string `json:"replicas"`
+	LiveReplicas int      `json:"live_replicas"`
+	Want         int      `json:"want_replicas"`
+	AppliedIndex uint64   `json:"applied_index,omitempty"`
+}
+
+// ClusterStatus is the answer to GET /v1/cluster/status.
+type ClusterStatus struct {
+	NodeID  string        `json:"node_id"` // the node that answered
+	Nodes   []NodeStatus  `json:"nodes"`
+	Shards  []ShardStatus `json:"shards"`
+	Healthy bool          `json:"healthy"` // every shard has a leader and its full replica count alive
+}

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# `make bench`: Go benchmarks, then the peer comparisons of issue 5 in one run, then the report.
+#   1. Go benchmarks of vector, fulltext and raftstore (short benchtime)        -> $OUT/gobench.txt
+#   2. bench/cmd/peers: vector index vs chromem-go vs stream bandwidth, fulltext vs plain bleve
+#                                                                                -> $OUT/peers.json
+#   3. 3-replica acknowledged writes: memcluster (3 memnode processes) vs etcd (3 embedded members,
+#      bench/etcdpeer, a throwaway nested module), 1/16/64 clients, REPS runs of DUR each
+#                                                                                -> $OUT/{memcluster,etcd}-cN-rR.json
+#   4. bench/cmd/report: rewrites the "peers" section of docs/benchmarks.md, draws docs/search-latency.png
+# Ports: memcluster 27480-27502 (HTTP/raft/gossip per node), etcd 27510-27515.
+# Environment: OUT (bench/out), REPS (3), DUR (5s), GOBENCHTIME (100ms), SKIP_GOBENCH=1, SKIP_PEERS=1 (reuse $OUT/peers.json),
+#              SKIP_WRITES=1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-bench/out}
+REPS=${REPS:-3}
+DUR=${DUR:-5s}
+GOBENCHTIME=${GOBENCHTIME:-100ms}
+GO=${GO:-go}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+T0=$(date +%s)
+say() { echo "[bench $(($(date +%s) - T0))s] $*" >&2; }
+
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+# 1. Go benchmarks (the package benchmarks; figures land in the report's Go-benchmark table).
+if [ -z "${SKIP_GOBENCH:-}" ]; then
+  say "go benchmarks (benchtime $GOBENCHTIME)"
+  $GO test -run '^$' -bench . -benchmem -benchtime "$GOBENCHTIME" ./vector/ ./fulltext/ ./raftstore/ >"$OUT/gobench.txt"
+fi
+
+# 2. Search peers, in one process.
+if [ -z "${SKIP_PEERS:-}" ] || [ ! -f "$OUT/peers.json" ]; then
+  say "search peers (bench/cmd/peers -reps $REPS)"
+  $GO build -o "$OUT/peers" ./bench/cmd/peers
+  "$OUT/peers" -reps "$REPS" -tmp "$OUT/tmp" -out "$OUT/peers.json"
+fi
+
+# 3. Replicated writes.
+if [ -z "${SKIP_WRITES:-}" ]; then
+  say "building memnode/memctl (make build) and etcdpeer"
+  make build >/dev/null
+  mkdir -p "$OUT/bin"
+  cp bin/memnode bin/memctl "$OUT/bin/" # a stable copy: bin/ is shared with other work
+  rm -f "$OUT/etcd-error.txt"
+  (cd bench/etcdpeer && CGO_ENABLED=0 $GO build -o "$OUT/bin/etcdpeer" .) 2>"$OUT/etcd-build.log" || {
+    echo "bench/etcdpeer did not build: $(tail -3 "$OUT/etcd-build.log" | tr '\n' ' ')" >"$OUT/etcd-error.txt"
+    rm -f "$OUT/bin/etcdpeer"
+  }
+  CTL="$OUT/bin/memctl"
+
+  say "memcluster: 3 nodes on 127.0.0.1:27480/27490/27500"
+  rm -rf "$OUT/memdata" && mkdir -p "$OUT/memdata"
+  ADDRS=""
+  for i in 1 2 3; do
+    base=$((27470 + 10 * i))
+    "$OUT/bin/memnode" --node-id "n$i" --data-dir "$OUT/memdata/n$i" --http-addr "127.0.0.1:$base" \
+      --raft-addr "127.0.0.1:$((base + 1))" --gossip-addr "127.0.0.1:$((base + 2))" \
+      --bootstrap-expect 3 --join 127.0.0.1:27482 --gossip-profile local >"$OUT/memdata/n$i.log" 2>&1 &
+    PIDS+=($!)
+    ADDRS="$ADDRS${ADDRS:+,}http://127.0.0.1:$base"
+  done
+  ok=
+  for _ in $(seq 1 90); do
+    if "$CTL" --addr http://127.0.0.1:27480 cluster status --check >/dev/null 2>&1; then ok=1; break; fi
+    sleep 1
+  done
+  [ -n "$ok" ] || { echo "memcluster did not become healthy; see $OUT/memdata/n*.log" >&2; exit 1; }
+  for c in 1 16 64; do
+    for r in $(seq 1 "$REPS"); do
+      "$CTL" -o json bench write --clients "$c" --duration "$DUR" --addr-list "$ADDRS" >"$OUT/memcluster-c$c-r$r.json" 2>/dev/null
+      say "memcluster clients=$c rep=$r: $(jq -r '"\(.ops_per_s|floor) ops/s p50=\(.latency_ms.p50) p99=\(.latency_ms.p99) errors=\(.errors)"' "$OUT/memcluster-c$c-r$r.json" 2>/dev/null || echo '?')"
+    done
+  done
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  PIDS=()
+
+  if [ -x "$OUT/bin/etcdpeer" ]; then
+    say "etcd: 3 embedded members, clients on 127.0.0.1:27510/27512/27514"
+    rm -rf "$OUT/etcd-data"
+    "$OUT/bin/etcdpeer" serve --dir "$OUT/etcd-data" --base 27510 >"$OUT/etcd.log" 2>&1 &
+    PIDS+=($!)
+    for _ in $(seq 1 60); do grep -q '^ready' "$OUT/etcd.log" && break; sleep 1; done
+    if grep -q '^ready' "$OUT/etcd.log"; then
+      for c in 1 16 64; do
+        for r in $(seq 1 "$REPS"); do
+          "$OUT/bin/etcdpeer" load --endpoints 127.0.0.1:27510,127.0.0.1:27512,127.0.0.1:27514 \
+            --clients "$c" --duration "$DUR" --warmup 1s --size 200 >"$OUT/etcd-c$c-r$r.json"
+          say "etcd clients=$c rep=$r: $(jq -r '"\(.ops_per_s|floor) ops/s p50=\(.latency_ms.p50) p99=\(.latency_ms.p99) errors=\(.errors)"' "$OUT/etcd-c$c-r$r.json" 2>/dev/null || echo '?')"
+        done
+      done
+    else
+      echo "etcd members did not become ready; see $OUT/etcd.log" >"$OUT/etcd-error.txt"
+    fi
+    cleanup
+    PIDS=()
+  fi
+fi
+
+# 4. Report.
+say "report"
+$GO run ./bench/cmd/report -in "$OUT" -reps "$REPS" -dur "$DUR" -gobenchtime "$GOBENCHTIME" \
+  -doc docs/benchmarks.md -png docs/search-latency.png
+rm -rf "$OUT/tmp" "$OUT/memdata" "$OUT/etcd-data"
+say "done"

@@ -1,0 +1,157 @@
+// Package client is the Go client of the memcluster /v1 HTTP API.
+//
+// Any node answers any request: it forwards to the shard's leader itself, so a
+// client needs only one address.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultTimeout bounds each request when no WithTimeout option is given.
+const DefaultTimeout = 10 * time.Second
+
+// maxErrorBody caps how much of an error answer is read: enough for any
+// apiv1.Error, small enough that a misbehaving proxy cannot flood us.
+const maxErrorBody = 64 << 10
+
+// Client talks to one memcluster node. It is safe for concurrent use.
+type Client struct {
+	base    *url.URL
+	hc      *http.Client
+	timeout time.Duration
+	token   string
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithHTTPClient sets the http.Client used for requests (default
+// http.DefaultClient). The client is not modified; the timeout is applied per
+// request through the context.
+func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc } }
+
+// WithTimeout bounds each request, including reading the answer. Zero means no
+// bound beyond the caller's context.
+func WithTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = d } }
+
+// WithBearerToken sends "Authorization: Bearer <token>" with every request.
+func WithBearerToken(token string) Option { return func(c *Client) { c.token = token } }
+
+// New returns a client for the node at addr, e.g. "http://127.0.0.1:7480".
+// An address without a scheme is taken as http. A path in addr is kept as a
+// prefix, so a node behind a path-routing proxy works.
+func New(addr string, opts ...Option) (*Client, error) {
+	if addr == "" {
+		return nil, errors.New("address is empty")
+	}
+	raw := addr
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("address %q: %w", addr, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("address %q: scheme must be http or https", addr)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("address %q: no host", addr)
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, fmt.Errorf("address %q: must not carry a query, fragment or credentials", addr)
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = strings.TrimRight(u.RawPath, "/")
+
+	c := &Client{base: u, hc: http.DefaultClient, timeout: DefaultTimeout}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.hc == nil {
+		c.hc = http.DefaultClient
+	}
+	if c.timeout < 0 {
+		return nil, fmt.Errorf("timeout %s is negative", c.timeout)
+	}
+	return c, nil
+}
+
+// Addr returns the node address the client talks to.
+func (c *Client) Addr() string { return c.base.String() }
+
+// do sends one request. path is already escaped; in, when non-nil, is sent as
+// JSON; out, when non-nil, receives the JSON answer. A non-2xx answer becomes
+// an *APIError.
+func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) error {
+	target := c.base.String() + path
+	if len(query) > 0 {
+		target += "?" + query.Encode()
+	}
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("encode request: %w", err)
+		}
+		body = bytes.NewReader(b)
+	}
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return c.transportError(ctx, err)
+	}
+	defer resp.Body.Close()
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		return decodeError(resp.StatusCode, b)
+	}
+	if out == nil {
+		// Drain so the connection can be reused.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		if ctx.Err() != nil {
+			return c.transportError(ctx, ctx.Err())
+		}
+		return fmt.Errorf("%s %s: decode answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// transportError shortens the common cases: *url.Error already names the
+// method and URL, and our own timeout deserves a message that says so.
+func (c *Client) transportError(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && c.timeout > 0 {
+		return fmt.Errorf("%s: no answer within %s: %w", c.base, c.timeout, context.DeadlineExceeded)
+	}
+	return err
+}

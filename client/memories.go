@@ -1,0 +1,77 @@
+package client
+
+import (
+	"context"
+	"net/url"
+	"strings"
+
+	"github.com/memcluster/memcluster/apiv1"
+	"github.com/memcluster/memcluster/memory"
+)
+
+// Put stores a memory and returns it as stored, with its id.
+func (c *Client) Put(ctx context.Context, req apiv1.PutRequest) (memory.Memory, error) {
+	var resp apiv1.PutResponse
+	if err := c.do(ctx, "POST", apiv1.PathMemories, nil, req, &resp); err != nil {
+		return memory.Memory{}, err
+	}
+	return resp.Memory, nil
+}
+
+// PutBatch stores up to apiv1.MaxBatch memories of one user atomically and returns them in request order.
+func (c *Client) PutBatch(ctx context.Context, reqs []apiv1.PutRequest) ([]memory.Memory, error) {
+	var resp apiv1.PutBatchResponse
+	if err := c.do(ctx, "POST", apiv1.PathMemoriesBatch, nil, apiv1.PutBatchRequest{Memories: reqs}, &resp); err != nil {
+		return nil, err
+	}
+	return resp.Memories, nil
+}
+
+// Get returns one memory of userID. stale lets a follower answer from its own
+// replica without asking the leader.
+func (c *Client) Get(ctx context.Context, userID, id string, stale bool) (memory.Memory, error) {
+	path, q, err := memoryPath(userID, id)
+	if err != nil {
+		return memory.Memory{}, err
+	}
+	if stale {
+		q.Set("stale", "true")
+	}
+	var m memory.Memory
+	if err := c.do(ctx, "GET", path, q, nil, &m); err != nil {
+		return memory.Memory{}, err
+	}
+	return m, nil
+}
+
+// Delete removes one memory of userID.
+func (c *Client) Delete(ctx context.Context, userID, id string) error {
+	path, q, err := memoryPath(userID, id)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, "DELETE", path, q, nil, nil)
+}
+
+// Search runs a hybrid search; results come best first.
+func (c *Client) Search(ctx context.Context, req apiv1.SearchRequest) (apiv1.SearchResponse, error) {
+	var resp apiv1.SearchResponse
+	if err := c.do(ctx, "POST", apiv1.PathSearch, nil, req, &resp); err != nil {
+		return apiv1.SearchResponse{}, err
+	}
+	return resp, nil
+}
+
+// memoryPath builds the escaped /v1/memories/{id} path and its user_id query.
+// The id and user are checked here because an empty one would address a
+// different route, and "." or ".." would be cleaned away by the server's mux.
+func memoryPath(userID, id string) (string, url.Values, error) {
+	if userID == "" {
+		return "", nil, memory.FieldError("user_id", "required")
+	}
+	if id == "" || id == "." || id == ".." {
+		return "", nil, memory.FieldError("id", "invalid id %q", id)
+	}
+	path := strings.Replace(apiv1.PathMemory, "{id}", url.PathEscape(id), 1)
+	return path, url.Values{"user_id": {userID}}, nil
+}

@@ -1,0 +1,203 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memcluster/memcluster/memory"
+	"github.com/memcluster/memcluster/retrieval"
+)
+
+func TestClusterFormsAndServesWritesFromEveryNode(t *testing.T) {
+	c := makeCluster(t, 3, testConfig())
+	waitFor(t, 40*time.Second, "a healthy cluster", func() bool { return c.healthy(c.nodes[0]) })
+
+	// Every node takes writes at once (a node still applying the cluster's formation waits, it does not fail); each write lands on its shard's leader wherever that is.
+	type written struct{ user, id string }
+	var mu sync.Mutex
+	var all []written
+	var wg sync.WaitGroup
+	for i, tn := range c.nodes {
+		wg.Add(1)
+		go func(i int, tn *testNode) {
+			defer wg.Done()
+			for j := 0; j < 20; j++ {
+				user := fmt.Sprintf("user-%d-%d", i, j%5)
+				id, err := c.put(tn, user, fmt.Sprintf("memory %d from node %d", j, i))
+				if err != nil {
+					t.Errorf("put via %s: %v", tn.ID(), err)
+					return
+				}
+				mu.Lock()
+				all = append(all, written{user, id})
+				mu.Unlock()
+			}
+		}(i, tn)
+	}
+	wg.Wait()
+	// Linearizable reads: every acknowledged write is visible from every node at once.
+	for _, tn := range c.nodes {
+		for _, w := range all {
+			if _, err := c.get(tn, w.user, w.id, false); err != nil {
+				t.Fatalf("read %s/%s via %s: %v", w.user, w.id, tn.ID(), err)
+			}
+		}
+	}
+	// Every replica converges: stale reads from each node's local replica find everything.
+	for _, tn := range c.nodes {
+		waitFor(t, 30*time.Second, "replicas to apply", func() bool {
+			for _, w := range all {
+				if _, err := c.get(tn, w.user, w.id, true); err != nil {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	// Search runs on the shard's indexes and is scoped to the user.
+	shard, _ := c.nodes[1].ShardFor(context.Background(), "user-0-0")
+	q := retrieval.NewQuery("user-0-0", "memory node")
+	q.MinScore = 0
+	res, err := c.nodes[1].Search(context.Background(), shard, q, false)
+	if err != nil || len(res) == 0 {
+		t.Fatalf("search: %v, %d results", err, len(res))
+	}
+	for _, r := range res {
+		if r.Memory.UserID != "user-0-0" {
+			t.Fatalf("search for user-0-0 returned a memory of %s", r.Memory.UserID)
+		}
+	}
+}
+
+func TestLeaderLossWritesResumeAndNodeCatchesUp(t *testing.T) {
+	c := makeCluster(t, 3, testConfig())
+	waitFor(t, 40*time.Second, "a healthy cluster", func() bool { return c.healthy(c.nodes[0]) })
+	const user = "alice"
+	shard, _ := c.nodes[0].ShardFor(context.Background(), user)
+	var leader *testNode
+	waitFor(t, 40*time.Second, "a shard leader", func() bool {
+		for _, tn := range c.nodes {
+			if r, ok := tn.Replica(shard); ok && r.IsLeader() {
+				leader = tn
+				return true
+			}
+		}
+		return false
+	})
+	var others []*testNode
+	for _, tn := range c.nodes {
+		if tn != leader {
+			others = append(others, tn)
+		}
+	}
+	if _, err := c.put(others[0], user, "before the crash"); err != nil {
+		t.Fatal(err)
+	}
+	leader.stop()
+	start := time.Now()
+	var ids []string
+	for i := 0; i < 30; i++ {
+		id, err := c.put(others[i%2], user, fmt.Sprintf("after the crash %d", i))
+		if err != nil {
+			t.Fatalf("write %d after leader loss: %v", i, err)
+		}
+		ids = append(ids, id)
+	}
+	t.Logf("30 writes after leader loss done in %v", time.Since(start))
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("writes took %v to resume", d)
+	}
+	c.restart(leader)
+	waitFor(t, 40*time.Second, "the restarted node to catch up", func() bool {
+		for _, id := range ids {
+			if _, err := c.get(leader, user, id, true); err != nil {
+				return false
+			}
+		}
+		return true
+	})
+	waitFor(t, 40*time.Second, "a healthy cluster after restart", func() bool { return c.healthy(leader) })
+}
+
+func TestDeadNodeReplicasArePlacedElsewhere(t *testing.T) {
+	cfg := testConfig()
+	c := makeCluster(t, 4, cfg)
+	waitFor(t, 40*time.Second, "a healthy cluster", func() bool { return c.healthy(c.nodes[0]) })
+	victim := c.nodes[3]
+	victim.stop()
+	survivor := c.nodes[0]
+	waitFor(t, 30*time.Second, "placement without the dead node", func() bool {
+		st := survivor.MetaState()
+		for _, reps := range st.Placement {
+			for _, id := range reps {
+				if id == victim.cfg.NodeID {
+					return false
+				}
+			}
+			if len(reps) != 3 {
+				return false
+			}
+		}
+		return true
+	})
+	waitFor(t, 30*time.Second, "every shard back to 3 live replicas", func() bool { return c.healthy(survivor) })
+	if _, err := c.put(survivor, "bob", "still writable"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestJoiningNodesTakeUnderReplicatedShards(t *testing.T) {
+	cfg := testConfig()
+	cfg.SnapshotThreshold = 16 // force snapshot installs onto the newcomers
+	c := &testCluster{t: t, base: cfg}
+	t.Cleanup(func() {
+		for _, tn := range c.nodes {
+			tn.stop()
+		}
+	})
+	first := cfg
+	first.NodeID, first.BootstrapExpect = "n1", 1
+	n1 := c.add(first)
+	waitFor(t, 30*time.Second, "a one-node cluster", func() bool {
+		st := n1.MetaState()
+		return st.Initialized() && n1.Replicas() == 4
+	})
+	var ids []string
+	for i := 0; i < 100; i++ {
+		id, err := c.put(n1, "carol", fmt.Sprintf("early memory %d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	for _, id := range []string{"n2", "n3"} {
+		jc := cfg
+		jc.NodeID = id
+		c.add(jc)
+	}
+	waitFor(t, 40*time.Second, "three replicas per shard", func() bool { return c.healthy(n1) })
+	for _, tn := range c.nodes[1:] {
+		waitFor(t, 40*time.Second, "newcomer to hold the data", func() bool {
+			for _, id := range ids {
+				if _, err := c.get(tn, "carol", id, true); err != nil {
+					return false
+				}
+			}
+			return true
+		})
+	}
+}
+
+func TestMissingMemoryIsNotFoundOnEveryNode(t *testing.T) {
+	c := makeCluster(t, 3, testConfig())
+	waitFor(t, 40*time.Second, "a healthy cluster", func() bool { return c.healthy(c.nodes[0]) })
+	for _, tn := range c.nodes {
+		if _, err := c.get(tn, "nobody", "01ARZ3NDEKTSV4RRFFQ69G5FAV", false); !errors.Is(err, memory.ErrNotFound) {
+			t.Fatalf("via %s: got %v, want ErrNotFound", tn.ID(), err)
+		}
+	}
+}

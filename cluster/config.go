@@ -1,0 +1,129 @@
+package cluster
+
+import (
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Config is a node's cluster configuration. Zero fields take the defaults stated on each.
+type Config struct {
+	NodeID     string // required
+	DataDir    string // required: raft snapshots live under it
+	RaftAddr   string // listen and advertised address of the node's one Raft port; default 127.0.0.1:7481
+	GossipAddr string // memberlist bind/advertise address; default 127.0.0.1:7482
+	HTTPAddr   string // advertised API address, gossiped so peers can forward; default 127.0.0.1:7480
+
+	Join            []string // gossip addresses of existing members
+	BootstrapExpect int      // form a new cluster once this many nodes see each other; 0 = only join
+	Shards          int      // number of shards; default 16; fixed when the cluster forms
+	Replicas        int      // voters per shard; default 3, capped by live nodes
+
+	// DeadNodeTimeout is how long a node may stay dead before its replicas are placed elsewhere; default 60s.
+	DeadNodeTimeout time.Duration
+	// ReconcileInterval is how often placement and raft membership are converged; default 1s.
+	ReconcileInterval time.Duration
+	// Raft timing; defaults 1s, 1s, 500ms, 50ms (hashicorp/raft's LAN values, which keep failover in seconds).
+	HeartbeatTimeout   time.Duration
+	ElectionTimeout    time.Duration
+	LeaderLeaseTimeout time.Duration
+	CommitTimeout      time.Duration
+	// SnapshotThreshold: log entries between shard snapshots; default 8192.
+	SnapshotThreshold uint64
+	// GossipProfile: "lan" (default) or "local" (fast failure detection for tests on one host).
+	GossipProfile string
+
+	// RaftListener, when set, is used instead of listening on RaftAddr (tests pass a :0 listener).
+	RaftListener net.Listener
+	Logger       *slog.Logger
+	Registry     prometheus.Registerer
+	// GossipKey, when set (16, 24 or 32 bytes), encrypts and authenticates gossip (AES-GCM); every node needs it.
+	GossipKey []byte
+	// TLS, when set, secures node-to-node traffic: the Raft port and internal calls use it as both server and
+	// client configuration (mutual TLS: RootCAs and ClientCAs are the cluster CA, Certificates the node's).
+	TLS *tls.Config
+	// ClusterToken, when set, is sent as a bearer token on every node-to-node call (the receiving API checks it).
+	ClusterToken string
+	// Tracer spans shard operations on the coordinator and on the serving node; default the global provider's.
+	Tracer trace.Tracer
+}
+
+func (c Config) withDefaults() Config {
+	def := func(p *string, v string) {
+		if *p == "" {
+			*p = v
+		}
+	}
+	def(&c.RaftAddr, "127.0.0.1:7481")
+	def(&c.GossipAddr, "127.0.0.1:7482")
+	def(&c.HTTPAddr, "127.0.0.1:7480")
+	def(&c.GossipProfile, "lan")
+	if c.Shards == 0 {
+		c.Shards = 16
+	}
+	if c.Replicas == 0 {
+		c.Replicas = 3
+	}
+	durDef := func(p *time.Duration, v time.Duration) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	durDef(&c.DeadNodeTimeout, 60*time.Second)
+	durDef(&c.ReconcileInterval, time.Second)
+	durDef(&c.HeartbeatTimeout, time.Second)
+	durDef(&c.ElectionTimeout, time.Second)
+	durDef(&c.LeaderLeaseTimeout, 500*time.Millisecond)
+	durDef(&c.CommitTimeout, 50*time.Millisecond)
+	if c.SnapshotThreshold == 0 {
+		c.SnapshotThreshold = 8192
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Registry == nil {
+		c.Registry = prometheus.NewRegistry()
+	}
+	if c.Tracer == nil {
+		c.Tracer = otel.GetTracerProvider().Tracer("memcluster/cluster")
+	}
+	return c
+}
+
+// Validate checks fields alone and against each other.
+func (c Config) Validate() error {
+	bad := func(f, msg string, a ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrBadConfig, f, fmt.Sprintf(msg, a...))
+	}
+	switch {
+	case c.NodeID == "":
+		return bad("node-id", "required")
+	case c.DataDir == "":
+		return bad("data-dir", "required")
+	case c.Shards < 1 || c.Shards > 4096:
+		return bad("shards", "must be 1..4096, got %d", c.Shards)
+	case c.Replicas < 1 || c.Replicas > 7:
+		return bad("replicas", "must be 1..7, got %d", c.Replicas)
+	case c.BootstrapExpect < 0:
+		return bad("bootstrap-expect", "must not be negative")
+	case c.LeaderLeaseTimeout > c.HeartbeatTimeout:
+		return bad("leader-lease-timeout", "must not exceed the heartbeat timeout")
+	case c.GossipProfile != "lan" && c.GossipProfile != "local":
+		return bad("gossip-profile", "want lan or local, got %q", c.GossipProfile)
+	}
+	if n := len(c.GossipKey); n != 0 && n != 16 && n != 24 && n != 32 {
+		return bad("gossip-key", "must be 16, 24 or 32 bytes (base64), got %d", n)
+	}
+	for f, a := range map[string]string{"raft-addr": c.RaftAddr, "gossip-addr": c.GossipAddr, "http-addr": c.HTTPAddr} {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return bad(f, "%v", err)
+		}
+	}
+	return nil
+}

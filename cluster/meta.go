@@ -1,0 +1,180 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/hashicorp/raft"
+)
+
+// NodeInfo is a member as recorded in the meta group.
+type NodeInfo struct {
+	ID         string `json:"id"`
+	RaftAddr   string `json:"raft_addr"`
+	GossipAddr string `json:"gossip_addr"`
+	HTTPAddr   string `json:"http_addr"`
+}
+
+// MetaState is the cluster configuration replicated by the meta group.
+type MetaState struct {
+	Version   int                 `json:"version"` // format version, 1
+	Shards    int                 `json:"shards"`
+	Replicas  int                 `json:"replicas"`
+	Nodes     map[string]NodeInfo `json:"nodes"`
+	Placement [][]string          `json:"placement"` // shard -> replica node ids
+	Epoch     uint64              `json:"epoch"`     // bumped on every change
+}
+
+// Initialized reports whether the cluster has been formed.
+func (s MetaState) Initialized() bool { return s.Shards > 0 }
+
+func (s *MetaState) clone() MetaState {
+	c := *s
+	c.Nodes = make(map[string]NodeInfo, len(s.Nodes))
+	for k, v := range s.Nodes {
+		c.Nodes[k] = v
+	}
+	c.Placement = make([][]string, len(s.Placement))
+	for i, r := range s.Placement {
+		c.Placement[i] = slices.Clone(r)
+	}
+	return c
+}
+
+// metaCommand is the meta group's log entry (JSON, versioned by the V field).
+type metaCommand struct {
+	V         int        `json:"v"`
+	Op        string     `json:"op"` // init, upsert_node, set_placement
+	Node      *NodeInfo  `json:"node,omitempty"`
+	Nodes     []NodeInfo `json:"nodes,omitempty"`
+	Shards    int        `json:"shards,omitempty"`
+	Replicas  int        `json:"replicas,omitempty"`
+	Placement [][]string `json:"placement,omitempty"`
+}
+
+const metaCommandVersion = 1
+
+// metaFSM keeps MetaState in memory; raft snapshots persist it and the log replays it on start.
+type metaFSM struct {
+	mu       sync.RWMutex
+	state    MetaState
+	log      *slog.Logger
+	onChange func()
+	halted   bool
+}
+
+func newMetaFSM(log *slog.Logger, onChange func()) *metaFSM {
+	return &metaFSM{state: MetaState{Version: 1, Nodes: map[string]NodeInfo{}}, log: log, onChange: onChange}
+}
+
+func (f *metaFSM) State() MetaState {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.state.clone()
+}
+
+// Apply implements raft.FSM. An entry it cannot decode halts the meta replica (see storage.ShardFSM).
+func (f *metaFSM) Apply(l *raft.Log) any {
+	if l.Type != raft.LogCommand {
+		return nil
+	}
+	f.mu.Lock()
+	if f.halted {
+		f.mu.Unlock()
+		return ErrStopped
+	}
+	var c metaCommand
+	err := json.Unmarshal(l.Data, &c)
+	if err == nil && c.V != metaCommandVersion {
+		err = fmt.Errorf("command version %d", c.V)
+	}
+	if err == nil {
+		err = f.apply(c)
+	}
+	if err != nil {
+		f.halted = true
+		f.mu.Unlock()
+		f.log.Error("meta replica halted on an entry it cannot apply", "index", l.Index, "err", err)
+		return err
+	}
+	f.state.Epoch++
+	f.mu.Unlock()
+	if f.onChange != nil {
+		f.onChange()
+	}
+	return nil
+}
+
+func (f *metaFSM) apply(c metaCommand) error {
+	s := &f.state
+	switch c.Op {
+	case "init":
+		if s.Initialized() {
+			return nil // a second bootstrapper's init loses the race harmlessly
+		}
+		s.Shards, s.Replicas, s.Placement = c.Shards, c.Replicas, c.Placement
+		for _, n := range c.Nodes {
+			s.Nodes[n.ID] = n
+		}
+	case "upsert_node":
+		if c.Node == nil {
+			return fmt.Errorf("upsert_node without node")
+		}
+		s.Nodes[c.Node.ID] = *c.Node
+	case "set_placement":
+		if len(c.Placement) != s.Shards {
+			return fmt.Errorf("placement of %d shards, cluster has %d", len(c.Placement), s.Shards)
+		}
+		s.Placement = c.Placement
+	default:
+		return fmt.Errorf("unknown meta op %q", c.Op)
+	}
+	return nil
+}
+
+func (f *metaFSM) Snapshot() (raft.FSMSnapshot, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	b, err := json.Marshal(f.state)
+	if err != nil {
+		return nil, err
+	}
+	return metaSnapshot(b), nil
+}
+
+func (f *metaFSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	var s MetaState
+	if err := json.NewDecoder(rc).Decode(&s); err != nil {
+		return fmt.Errorf("restore meta: %w", err)
+	}
+	if s.Version != 1 {
+		return fmt.Errorf("restore meta: unknown version %d", s.Version)
+	}
+	if s.Nodes == nil {
+		s.Nodes = map[string]NodeInfo{}
+	}
+	f.mu.Lock()
+	f.state = s
+	f.mu.Unlock()
+	if f.onChange != nil {
+		f.onChange()
+	}
+	return nil
+}
+
+type metaSnapshot []byte
+
+func (m metaSnapshot) Persist(sink raft.SnapshotSink) error {
+	if _, err := sink.Write(m); err != nil {
+		sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (m metaSnapshot) Release() {}

@@ -1,0 +1,87 @@
+package cluster
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/memcluster/memcluster/raftstore"
+	"github.com/memcluster/memcluster/storage"
+)
+
+type raftGroup struct {
+	raft     *raft.Raft
+	trans    *raft.NetworkTransport
+	hasState bool
+}
+
+func (n *Node) snapshotDir(group uint32) string {
+	name := fmt.Sprintf("shard-%d", group)
+	if group == MetaGroup {
+		name = "meta"
+	}
+	return filepath.Join(n.cfg.DataDir, "raft", name)
+}
+
+// openRaft starts a raft group over the shared Pebble DB (log and stable store) and the shared TCP port.
+func (n *Node) openRaft(group uint32, fsm raft.FSM, restoreOnStart bool, notify chan bool) (*raftGroup, error) {
+	store, err := raftstore.New(n.db.Pebble(), storage.RaftPrefix(group), raftstore.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("raft store of group %d: %w", group, err)
+	}
+	name := fmt.Sprintf("raft-%d", group)
+	if group == MetaGroup {
+		name = "raft-meta"
+	}
+	hl := hclogFor(n.log, name)
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(n.snapshotDir(group), 2, hl)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot store of group %d: %w", group, err)
+	}
+	has, err := raft.HasExistingState(store, store, snaps)
+	if err != nil {
+		return nil, fmt.Errorf("raft state of group %d: %w", group, err)
+	}
+	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream: n.mux.layer(group), MaxPool: 4, Timeout: 10 * time.Second, Logger: hl,
+	})
+	c := raft.DefaultConfig()
+	c.LocalID = raft.ServerID(n.cfg.NodeID)
+	c.HeartbeatTimeout = n.cfg.HeartbeatTimeout
+	c.ElectionTimeout = n.cfg.ElectionTimeout
+	c.LeaderLeaseTimeout = n.cfg.LeaderLeaseTimeout
+	c.CommitTimeout = n.cfg.CommitTimeout
+	c.SnapshotThreshold = n.cfg.SnapshotThreshold
+	c.BatchApplyCh = true
+	c.MaxAppendEntries = 256
+	c.NoSnapshotRestoreOnStart = !restoreOnStart
+	c.NotifyCh = notify
+	c.Logger = hl
+	c.NoLegacyTelemetry = true
+	r, err := raft.NewRaft(c, fsm, store, store, snaps, trans)
+	if err != nil {
+		trans.Close()
+		return nil, fmt.Errorf("start raft group %d: %w", group, err)
+	}
+	return &raftGroup{raft: r, trans: trans, hasState: has}, nil
+}
+
+// bootstrap forms a group with the given voters; every voter calls it with the same list.
+func (n *Node) bootstrap(g *raftGroup, voters []string, addrs map[string]string) error {
+	var servers []raft.Server
+	for _, id := range voters {
+		servers = append(servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(id), Address: raft.ServerAddress(addrs[id])})
+	}
+	err := g.raft.BootstrapCluster(raft.Configuration{Servers: servers}).Error()
+	if err != nil && err != raft.ErrCantBootstrap {
+		return err
+	}
+	return nil
+}
+
+func (n *Node) removeSnapshots(group uint32) error {
+	return os.RemoveAll(n.snapshotDir(group))
+}

@@ -1,0 +1,178 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/memcluster/memcluster/retrieval"
+	"github.com/memcluster/memcluster/storage"
+)
+
+// ShardIndex is what a replica needs of its derived indexes: fed by the FSM, searched by reads.
+type ShardIndex interface {
+	storage.Indexer
+	Search(ctx context.Context, q retrieval.Query) ([]retrieval.Result, error)
+	// WaitIndexed returns once the indexes reflect every change up to the shard's applied index.
+	WaitIndexed(ctx context.Context, applied uint64) error
+	// SetLeader tells the indexes the replica's role, so a follower can batch index work more.
+	SetLeader(leader bool)
+	Close() error
+}
+
+// IndexFactory opens the indexes of one shard replica.
+type IndexFactory func(shard uint32) (ShardIndex, error)
+
+// Replica is this node's replica of one shard: its Raft group, state machine and indexes.
+type Replica struct {
+	Shard uint32
+	FSM   *storage.ShardFSM
+	Index ShardIndex
+
+	raft  *raft.Raft
+	trans *raft.NetworkTransport
+	log   *slog.Logger
+
+	// readable is true while this replica leads and has applied a barrier in its current term: only then does
+	// its commit index cover every write acknowledged by earlier leaders.
+	readable atomic.Bool
+	notify   chan bool
+	stop     chan struct{}
+	once     sync.Once
+	wg       sync.WaitGroup
+}
+
+func (r *Replica) watchLeadership() {
+	defer r.wg.Done()
+	var gen atomic.Uint64
+	for {
+		select {
+		case <-r.stop:
+			return
+		case leader := <-r.notify:
+			g := gen.Add(1)
+			r.readable.Store(false)
+			if r.Index != nil {
+				r.Index.SetLeader(leader)
+			}
+			if leader {
+				go func() {
+					if err := r.raft.Barrier(10 * time.Second).Error(); err != nil {
+						r.log.Warn("leader barrier failed", "err", err)
+						return
+					}
+					if gen.Load() == g {
+						r.readable.Store(true)
+					}
+				}()
+			}
+		}
+	}
+}
+
+// IsLeader reports whether this replica leads its shard.
+func (r *Replica) IsLeader() bool { return r.raft.State() == raft.Leader }
+
+// Leader returns the leader's node id, empty when unknown.
+func (r *Replica) Leader() string {
+	_, id := r.raft.LeaderWithID()
+	return string(id)
+}
+
+// Apply proposes a command and waits until it is committed and applied here.
+func (r *Replica) Apply(ctx context.Context, cmd []byte) (storage.ApplyResult, error) {
+	timeout := 10 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	f := r.raft.Apply(cmd, timeout)
+	if err := f.Error(); err != nil {
+		return storage.ApplyResult{}, mapRaftErr(err)
+	}
+	res, _ := f.Response().(storage.ApplyResult)
+	if res.Err != nil {
+		return res, res.Err
+	}
+	return res, nil
+}
+
+func mapRaftErr(err error) error {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost),
+		errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		return fmt.Errorf("%w: %v", ErrNotLeader, err)
+	case errors.Is(err, raft.ErrRaftShutdown):
+		return ErrStopped
+	}
+	return err
+}
+
+// ReadBarrier returns once this replica's state reflects every write acknowledged before the call: it must lead,
+// confirm its leadership with a quorum, and have applied its commit index (the read-index protocol).
+func (r *Replica) ReadBarrier(ctx context.Context) error {
+	if !r.IsLeader() {
+		return ErrNotLeader
+	}
+	for !r.readable.Load() {
+		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
+			return fmt.Errorf("leader not ready for reads: %w", err)
+		}
+		if !r.IsLeader() {
+			return ErrNotLeader
+		}
+	}
+	idx := r.raft.CommitIndex()
+	if err := r.raft.VerifyLeader().Error(); err != nil {
+		return mapRaftErr(err)
+	}
+	// raft's applied index, not the FSM's: noop and barrier entries never reach the FSM.
+	for r.raft.AppliedIndex() < idx {
+		if err := sleepCtx(ctx, time.Millisecond); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Configuration returns the shard's current raft membership.
+func (r *Replica) Configuration() ([]raft.Server, error) {
+	f := r.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, err
+	}
+	return f.Configuration().Servers, nil
+}
+
+// Shutdown stops the replica's raft group and indexes.
+func (r *Replica) Shutdown() error {
+	var err error
+	r.once.Do(func() {
+		close(r.stop)
+		err = r.raft.Shutdown().Error()
+		r.trans.Close()
+		r.wg.Wait()
+		if r.Index != nil {
+			if cerr := r.Index.Close(); err == nil {
+				err = cerr
+			}
+		}
+	})
+	return err
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,127 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/memcluster/memcluster/storage"
+)
+
+// startPersistedReplicas restarts the replicas this node held before it stopped.
+func (n *Node) startPersistedReplicas() error {
+	for _, s := range n.persistedReplicas() {
+		if _, err := n.startReplica(s, nil, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (n *Node) persistedReplicas() []uint32 {
+	b, _ := n.db.GetNode("replicas")
+	var out []uint32
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+func (n *Node) persistReplicas() {
+	shards := n.LocalShards()
+	b, _ := json.Marshal(shards)
+	if err := n.db.SetNode("replicas", b); err != nil {
+		n.log.Error("persist replica list", "err", err)
+	}
+}
+
+// startReplica opens shard's replica. With voters set it also bootstraps the group (cluster formation).
+func (n *Node) startReplica(shard uint32, voters []string, addrs map[string]string) (*Replica, error) {
+	n.mu.Lock()
+	if r, ok := n.replicas[shard]; ok {
+		n.mu.Unlock()
+		return r, nil
+	}
+	n.mu.Unlock()
+	// An interrupted snapshot restore left partial state: let raft restore its latest snapshot again.
+	restoring, err := n.db.Restoring(shard)
+	if err != nil {
+		return nil, err
+	}
+	var idx ShardIndex
+	if n.newIdx != nil {
+		if idx, err = n.newIdx(shard); err != nil {
+			return nil, fmt.Errorf("open indexes of shard %d: %w", shard, err)
+		}
+	}
+	r := &Replica{Shard: shard, Index: idx, log: n.log.With("shard", shard),
+		notify: make(chan bool, 8), stop: make(chan struct{})}
+	var ixr storage.Indexer
+	if idx != nil {
+		ixr = idx
+	}
+	fsm, err := storage.NewShardFSM(n.db, shard, ixr, n.log, func(err error) { go n.haltReplica(shard, err) })
+	if err != nil {
+		return nil, err
+	}
+	r.FSM = fsm
+	g, err := n.openRaft(shard, fsm, restoring, r.notify)
+	if err != nil {
+		if idx != nil {
+			idx.Close()
+		}
+		return nil, err
+	}
+	r.raft, r.trans = g.raft, g.trans
+	if voters != nil && !g.hasState {
+		if err := n.bootstrap(g, voters, addrs); err != nil {
+			r.Shutdown()
+			return nil, fmt.Errorf("bootstrap shard %d: %w", shard, err)
+		}
+	}
+	r.wg.Add(1)
+	go r.watchLeadership()
+	n.mu.Lock()
+	n.replicas[shard] = r
+	n.mu.Unlock()
+	n.persistReplicas()
+	n.log.Info("replica started", "shard", shard, "existing_state", g.hasState)
+	return r, nil
+}
+
+// haltReplica stops a replica whose state machine met an undecodable entry; it stays listed so status shows it.
+func (n *Node) haltReplica(shard uint32, err error) {
+	n.log.Error("stopping replica", "shard", shard, "err", err)
+	n.metrics.halted.Inc()
+	if r, ok := n.Replica(shard); ok {
+		_ = r.raft.Shutdown().Error()
+	}
+}
+
+// dropReplica stops a replica that moved away and deletes its data.
+func (n *Node) dropReplica(shard uint32) {
+	n.mu.Lock()
+	r := n.replicas[shard]
+	delete(n.replicas, shard)
+	delete(n.outSince, shard)
+	n.mu.Unlock()
+	if r == nil {
+		return
+	}
+	if err := r.Shutdown(); err != nil {
+		n.log.Warn("shutdown moved replica", "shard", shard, "err", err)
+	}
+	if err := n.db.DropShard(shard); err != nil {
+		n.log.Error("drop shard data", "shard", shard, "err", err)
+	}
+	_ = n.removeSnapshots(shard)
+	n.persistReplicas()
+	n.log.Info("replica moved away and dropped", "shard", shard)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

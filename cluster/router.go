@@ -1,0 +1,192 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/memcluster/memcluster/memory"
+	"github.com/memcluster/memcluster/retrieval"
+	"github.com/memcluster/memcluster/storage"
+)
+
+// Propose commits cmd on shard's leader, wherever it is, and returns the apply result. Commands are idempotent
+// (the proposer fixed ids and contents), so a retry after a leader change cannot apply twice to different effect.
+func (n *Node) Propose(ctx context.Context, shard uint32, cmd []byte) (storage.ApplyResult, error) {
+	var res storage.ApplyResult
+	err := n.onShard(ctx, shard, "propose", false, func(ctx context.Context, r *Replica) error {
+		var err error
+		res, err = n.proposeLocal(ctx, r, cmd)
+		return err
+	}, func(ctx context.Context, addr string) error {
+		var rep proposeReply
+		err := n.call(ctx, http.MethodPost, addr, fmt.Sprintf("%sshards/%d/propose", internalPrefix, shard), nil,
+			"application/octet-stream", cmd, &rep)
+		res.Deleted = rep.Deleted
+		return err
+	})
+	return res, err
+}
+
+// Search runs q on shard: on the leader after a read barrier, or with stale on any replica.
+func (n *Node) Search(ctx context.Context, shard uint32, q retrieval.Query, stale bool) ([]retrieval.Result, error) {
+	var out []retrieval.Result
+	body, err := json.Marshal(q)
+	if err != nil {
+		return nil, err
+	}
+	err = n.onShard(ctx, shard, "search", stale, func(ctx context.Context, r *Replica) error {
+		var err error
+		out, err = n.searchLocal(ctx, r, q, stale)
+		return err
+	}, func(ctx context.Context, addr string) error {
+		var rep searchReply
+		err := n.call(ctx, http.MethodPost, addr, fmt.Sprintf("%sshards/%d/search", internalPrefix, shard),
+			url.Values{"stale": {fmt.Sprint(stale)}}, "application/json", body, &rep)
+		out = rep.Results
+		return err
+	})
+	return out, err
+}
+
+// Get reads one memory from shard with the same consistency rules as Search.
+func (n *Node) Get(ctx context.Context, shard uint32, user, id string, stale bool) (memory.Memory, error) {
+	var m memory.Memory
+	err := n.onShard(ctx, shard, "get", stale, func(ctx context.Context, r *Replica) error {
+		var err error
+		m, err = n.getLocal(ctx, r, user, id, stale)
+		return err
+	}, func(ctx context.Context, addr string) error {
+		return n.call(ctx, http.MethodGet, addr, fmt.Sprintf("%sshards/%d/memory", internalPrefix, shard),
+			url.Values{"user": {user}, "id": {id}, "stale": {fmt.Sprint(stale)}}, "", nil, &m)
+	})
+	return m, err
+}
+
+// onShard runs an operation where it may run: locally when this node leads the shard (or holds a replica and
+// stale is allowed), else on the node believed to lead it. It retries with backoff while the leader is moving
+// or unknown, until ctx ends.
+func (n *Node) onShard(ctx context.Context, shard uint32, op string, stale bool,
+	local func(context.Context, *Replica) error, remote func(ctx context.Context, addr string) error) (err error) {
+	ctx, span := n.cfg.Tracer.Start(ctx, "shard."+op, trace.WithAttributes(
+		attribute.Int("memcluster.shard", int(shard)), attribute.Bool("memcluster.stale", stale)))
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}()
+	backoff := 10 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			n.metrics.rpcRetries.Inc()
+			span.AddEvent("retry", trace.WithAttributes(attribute.Int("attempt", attempt)))
+		}
+		err := n.tryOnce(ctx, shard, op, stale, local, remote)
+		if err == nil || !retryable(err) {
+			return mapOutcome(err)
+		}
+		if serr := sleepCtx(ctx, backoff); serr != nil {
+			return fmt.Errorf("shard %d %s: %w (last error: %v)", shard, op, ErrNoLeader, err)
+		}
+		backoff = min(2*backoff, 250*time.Millisecond)
+	}
+}
+
+func (n *Node) tryOnce(ctx context.Context, shard uint32, op string, stale bool,
+	local func(context.Context, *Replica) error, remote func(context.Context, string) error) error {
+	r, hasLocal := n.Replica(shard)
+	if hasLocal && (stale || r.IsLeader()) {
+		return local(ctx, r)
+	}
+	target := n.leaderGuess(shard, r)
+	if target == "" || target == n.cfg.NodeID {
+		return ErrNoLeader
+	}
+	addr := n.httpAddrOf(target)
+	if addr == "" {
+		return ErrNoLeader
+	}
+	trace.SpanFromContext(ctx).SetAttributes(attribute.String("memcluster.target", target))
+	err := remote(ctx, addr)
+	var re *rpcError
+	if errors.As(err, &re) {
+		n.metrics.forwarded.WithLabelValues(op, re.Code).Inc()
+		n.mu.Lock()
+		if re.Code == "not_leader" && re.Leader != "" {
+			n.leaderHint[shard] = re.Leader
+		} else {
+			delete(n.leaderHint, shard)
+		}
+		n.mu.Unlock()
+	} else {
+		n.metrics.forwarded.WithLabelValues(op, "ok").Inc()
+	}
+	return err
+}
+
+// leaderGuess picks the node to ask: the local replica's view of the leader, a hint from an earlier answer, or
+// a replica from the placement (which answers with its own hint).
+func (n *Node) leaderGuess(shard uint32, r *Replica) string {
+	if r != nil {
+		if l := r.Leader(); l != "" {
+			return l
+		}
+	}
+	n.mu.RLock()
+	hint := n.leaderHint[shard]
+	n.mu.RUnlock()
+	if hint != "" {
+		return hint
+	}
+	st := n.meta.State()
+	if int(shard) < len(st.Placement) {
+		reps := st.Placement[shard]
+		if len(reps) > 0 {
+			return reps[int(time.Now().UnixNano()/int64(time.Millisecond))%len(reps)]
+		}
+	}
+	return ""
+}
+
+func (n *Node) httpAddrOf(id string) string {
+	if info, ok := n.meta.State().Nodes[id]; ok {
+		return info.HTTPAddr
+	}
+	if info, ok := n.liveMembers()[id]; ok {
+		return info.HTTPAddr
+	}
+	return ""
+}
+
+func retryable(err error) bool {
+	var re *rpcError
+	if errors.As(err, &re) {
+		return re.Code == "not_leader" || re.Code == "no_replica" || re.Code == "unreachable"
+	}
+	return errors.Is(err, ErrNotLeader) || errors.Is(err, ErrNoLeader) || errors.Is(err, ErrStopped)
+}
+
+// mapOutcome turns remote error codes back into the sentinels callers test for.
+func mapOutcome(err error) error {
+	var re *rpcError
+	if !errors.As(err, &re) {
+		return err
+	}
+	switch re.Code {
+	case "not_found":
+		return fmt.Errorf("%w: %s", memory.ErrNotFound, re.Message)
+	case "invalid":
+		return fmt.Errorf("%w: %s", memory.ErrInvalid, re.Message)
+	}
+	return err
+}

@@ -1,0 +1,266 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/memcluster/memcluster/memory"
+	"github.com/memcluster/memcluster/retrieval"
+	"github.com/memcluster/memcluster/storage"
+)
+
+// Internal node-to-node API. A node receiving an internal call executes it on its own replica only and never
+// forwards again, which rules out forwarding loops; the caller retries elsewhere using the leader hint.
+const internalPrefix = "/internal/v1/"
+
+type rpcError struct {
+	Code    string `json:"code"` // not_leader, no_replica, not_found, invalid, internal
+	Message string `json:"message"`
+	Leader  string `json:"leader,omitempty"`
+}
+
+func (e *rpcError) Error() string { return e.Code + ": " + e.Message }
+
+type proposeReply struct {
+	Deleted int `json:"deleted"`
+}
+
+type searchReply struct {
+	Results []retrieval.Result `json:"results"`
+}
+
+// ReplicaReport is one local replica as its node reports it.
+type ReplicaReport struct {
+	Shard   uint32 `json:"shard"`
+	Leader  string `json:"leader"`
+	State   string `json:"state"`
+	Applied uint64 `json:"applied"`
+	Halted  bool   `json:"halted,omitempty"`
+}
+
+// NodeReport is what GET /internal/v1/node answers.
+type NodeReport struct {
+	ID       string          `json:"id"`
+	Replicas []ReplicaReport `json:"replicas"`
+}
+
+// InternalHandler serves the node-to-node API; mount it under /internal/v1/.
+func (n *Node) InternalHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /internal/v1/shards/{shard}/propose", n.traced("propose", n.handlePropose))
+	mux.HandleFunc("POST /internal/v1/shards/{shard}/search", n.traced("search", n.handleSearch))
+	mux.HandleFunc("GET /internal/v1/shards/{shard}/memory", n.traced("get", n.handleGet))
+	mux.HandleFunc("GET /internal/v1/node", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, n.Report())
+	})
+	return mux
+}
+
+// traced continues the caller's trace (W3C trace context in the headers) in a server span on this node.
+func (n *Node) traced(op string, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx := traceContext.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		ctx, span := n.cfg.Tracer.Start(ctx, "shard."+op+".serve", trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("memcluster.shard", r.PathValue("shard")),
+				attribute.String("memcluster.node", n.cfg.NodeID)))
+		defer span.End()
+		h(w, r.WithContext(ctx))
+	}
+}
+
+// Report describes the local replicas.
+func (n *Node) Report() NodeReport {
+	rep := NodeReport{ID: n.cfg.NodeID}
+	for _, s := range n.LocalShards() {
+		r, ok := n.Replica(s)
+		if !ok {
+			continue
+		}
+		rep.Replicas = append(rep.Replicas, ReplicaReport{Shard: s, Leader: r.Leader(), State: r.raft.State().String(),
+			Applied: r.FSM.AppliedIndex(), Halted: r.FSM.Halted()})
+	}
+	return rep
+}
+
+func (n *Node) localReplica(w http.ResponseWriter, r *http.Request) (*Replica, bool) {
+	s, err := strconv.ParseUint(r.PathValue("shard"), 10, 32)
+	if err != nil {
+		writeRPCError(w, &rpcError{Code: "invalid", Message: "bad shard id"})
+		return nil, false
+	}
+	rep, ok := n.Replica(uint32(s))
+	if !ok {
+		writeRPCError(w, &rpcError{Code: "no_replica", Message: fmt.Sprintf("node %s holds no replica of shard %d", n.cfg.NodeID, s)})
+		return nil, false
+	}
+	return rep, true
+}
+
+func (n *Node) handlePropose(w http.ResponseWriter, r *http.Request) {
+	rep, ok := n.localReplica(w, r)
+	if !ok {
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err != nil {
+		writeRPCError(w, &rpcError{Code: "invalid", Message: err.Error()})
+		return
+	}
+	res, err := n.proposeLocal(r.Context(), rep, body)
+	if err != nil {
+		writeRPCError(w, toRPCError(err, rep))
+		return
+	}
+	writeJSON(w, http.StatusOK, proposeReply{Deleted: res.Deleted})
+}
+
+func (n *Node) proposeLocal(ctx context.Context, rep *Replica, cmd []byte) (storage.ApplyResult, error) {
+	if !rep.IsLeader() {
+		return storage.ApplyResult{}, ErrNotLeader
+	}
+	return rep.Apply(ctx, cmd)
+}
+
+func (n *Node) handleSearch(w http.ResponseWriter, r *http.Request) {
+	rep, ok := n.localReplica(w, r)
+	if !ok {
+		return
+	}
+	var q retrieval.Query
+	if err := json.NewDecoder(io.LimitReader(r.Body, 16<<20)).Decode(&q); err != nil {
+		writeRPCError(w, &rpcError{Code: "invalid", Message: err.Error()})
+		return
+	}
+	res, err := n.searchLocal(r.Context(), rep, q, r.URL.Query().Get("stale") == "true")
+	if err != nil {
+		writeRPCError(w, toRPCError(err, rep))
+		return
+	}
+	writeJSON(w, http.StatusOK, searchReply{Results: res})
+}
+
+func (n *Node) searchLocal(ctx context.Context, rep *Replica, q retrieval.Query, stale bool) ([]retrieval.Result, error) {
+	if !stale {
+		if err := rep.ReadBarrier(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if rep.Index == nil {
+		return nil, errors.New("shard has no index")
+	}
+	if !stale {
+		// The barrier guarantees the state; the full-text index is fed asynchronously and must catch up too.
+		if err := rep.Index.WaitIndexed(ctx, rep.FSM.AppliedIndex()); err != nil {
+			return nil, err
+		}
+	}
+	return rep.Index.Search(ctx, q)
+}
+
+func (n *Node) handleGet(w http.ResponseWriter, r *http.Request) {
+	rep, ok := n.localReplica(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	m, err := n.getLocal(r.Context(), rep, q.Get("user"), q.Get("id"), q.Get("stale") == "true")
+	if err != nil {
+		writeRPCError(w, toRPCError(err, rep))
+		return
+	}
+	writeJSON(w, http.StatusOK, m)
+}
+
+func (n *Node) getLocal(ctx context.Context, rep *Replica, user, id string, stale bool) (memory.Memory, error) {
+	if !stale {
+		if err := rep.ReadBarrier(ctx); err != nil {
+			return memory.Memory{}, err
+		}
+	}
+	return n.db.GetMemory(rep.Shard, user, id)
+}
+
+func toRPCError(err error, rep *Replica) *rpcError {
+	switch {
+	case errors.Is(err, ErrNotLeader):
+		return &rpcError{Code: "not_leader", Message: err.Error(), Leader: rep.Leader()}
+	case errors.Is(err, memory.ErrNotFound):
+		return &rpcError{Code: "not_found", Message: err.Error()}
+	case errors.Is(err, memory.ErrInvalid):
+		return &rpcError{Code: "invalid", Message: err.Error()}
+	}
+	return &rpcError{Code: "internal", Message: err.Error()}
+}
+
+func writeRPCError(w http.ResponseWriter, e *rpcError) {
+	status := http.StatusInternalServerError
+	switch e.Code {
+	case "not_leader", "no_replica":
+		status = http.StatusMisdirectedRequest
+	case "not_found":
+		status = http.StatusNotFound
+	case "invalid":
+		status = http.StatusBadRequest
+	}
+	writeJSON(w, status, e)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// call performs one internal request against node addr and decodes the answer into out.
+func (n *Node) call(ctx context.Context, method, addr, path string, q url.Values, ctype string, body []byte, out any) error {
+	scheme := "http://"
+	if n.cfg.TLS != nil {
+		scheme = "https://"
+	}
+	u := scheme + addr + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	if n.cfg.ClusterToken != "" {
+		req.Header.Set("Authorization", "Bearer "+n.cfg.ClusterToken)
+	}
+	traceContext.Inject(ctx, propagation.HeaderCarrier(req.Header))
+	resp, err := n.http.Do(req)
+	if err != nil {
+		return &rpcError{Code: "unreachable", Message: err.Error()}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized {
+		return fmt.Errorf("node at %s refused this node's cluster token (give every node the same --cluster-token)", addr)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e rpcError
+		if json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&e) != nil || e.Code == "" {
+			e = rpcError{Code: "internal", Message: resp.Status}
+		}
+		return &e
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// traceContext carries W3C trace context on internal calls; it is stateless, and fixed so that tracing across
+// nodes does not depend on what a process set as its global propagator.
+var traceContext = propagation.TraceContext{}

@@ -1,0 +1,198 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/memcluster/memcluster/fulltext"
+	"github.com/memcluster/memcluster/memory"
+	"github.com/memcluster/memcluster/retrieval"
+	"github.com/memcluster/memcluster/storage"
+	"github.com/memcluster/memcluster/vector"
+)
+
+// testNode is one in-process node: a real Pebble DB in a temp dir, real raft over TCP on 127.0.0.1, real
+// memberlist gossip, and the internal HTTP API on a loopback port.
+type testNode struct {
+	*Node
+	cfg  Config
+	db   *storage.DB
+	http *http.Server
+	dir  string
+}
+
+type testCluster struct {
+	t     *testing.T
+	nodes []*testNode
+	base  Config
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// testConfig is tuned for one host: fast elections and failure detection.
+func testConfig() Config {
+	return Config{Shards: 4, Replicas: 3, GossipProfile: "local", HeartbeatTimeout: 300 * time.Millisecond,
+		ElectionTimeout: 300 * time.Millisecond, LeaderLeaseTimeout: 150 * time.Millisecond,
+		ReconcileInterval: 100 * time.Millisecond, DeadNodeTimeout: 3 * time.Second}
+}
+
+func makeCluster(t *testing.T, n int, base Config) *testCluster {
+	t.Helper()
+	c := &testCluster{t: t, base: base}
+	for i := 0; i < n; i++ {
+		cfg := base
+		cfg.NodeID = fmt.Sprintf("n%d", i+1)
+		cfg.BootstrapExpect = n
+		c.add(cfg)
+	}
+	t.Cleanup(func() {
+		for _, tn := range c.nodes {
+			tn.stop()
+		}
+	})
+	return c
+}
+
+// add starts a node with cfg; NodeID is required, addresses and dir are filled in.
+func (c *testCluster) add(cfg Config) *testNode {
+	c.t.Helper()
+	cfg.DataDir = c.t.TempDir()
+	cfg.RaftAddr, cfg.GossipAddr, cfg.HTTPAddr = freeAddr(c.t), freeAddr(c.t), freeAddr(c.t)
+	if len(cfg.Join) == 0 && len(c.nodes) > 0 {
+		cfg.Join = []string{c.nodes[0].cfg.GossipAddr}
+	}
+	tn := &testNode{cfg: cfg, dir: cfg.DataDir}
+	c.start(tn)
+	c.nodes = append(c.nodes, tn)
+	return tn
+}
+
+func (c *testCluster) start(tn *testNode) {
+	c.t.Helper()
+	if lvl := os.Getenv("MEMCLUSTER_TEST_LOG"); lvl != "" {
+		tn.cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	} else {
+		tn.cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	db, err := storage.Open(filepath.Join(tn.dir, "pebble"), storage.Options{Logger: tn.cfg.Logger})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	tn.db = db
+	n, err := New(tn.cfg, db, testIndexFactory(tn.dir, db, tn.cfg.Logger))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	tn.Node = n
+	ln, err := net.Listen("tcp", tn.cfg.HTTPAddr)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	tn.http = &http.Server{Handler: n.InternalHandler()}
+	go tn.http.Serve(ln)
+	if err := n.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (tn *testNode) stop() {
+	if tn.Node == nil {
+		return
+	}
+	tn.http.Close()
+	_ = tn.Node.Stop()
+	tn.db.Close()
+	tn.Node = nil
+}
+
+// restart brings a stopped node back on the same data dir and addresses.
+func (c *testCluster) restart(tn *testNode) {
+	c.t.Helper()
+	tn.cfg.Join = nil // it must rejoin from what it remembers
+	c.start(tn)
+}
+
+const testDim = 8
+
+func testIndexFactory(dir string, db *storage.DB, log *slog.Logger) IndexFactory {
+	return func(shard uint32) (ShardIndex, error) {
+		ft, err := fulltext.Open(filepath.Join(dir, "index", fmt.Sprint(shard)), fulltext.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return retrieval.OpenShardIndex(shard, db, vector.New(testDim), ft, "test-model", log)
+	}
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// healthy reports whether every shard has a leader and its full replica set, as node tn sees it.
+func (c *testCluster) healthy(tn *testNode) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return tn.Status(ctx).Healthy
+}
+
+var idSource = memory.NewIDSource()
+
+func putCmd(t *testing.T, user, text string) ([]byte, string) {
+	t.Helper()
+	now := time.Now().UTC()
+	id := idSource.New(now)
+	vec := make([]float32, testDim)
+	vec[len(text)%testDim] = 1
+	b, err := storage.EncodePut([]memory.Memory{{ID: id, UserID: user, Type: memory.Episodic, Text: text,
+		OccurredAt: now, CreatedAt: now, Embedding: vec, EmbedModel: "test-model", Importance: 0.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, id
+}
+
+// put writes one memory through node tn, which routes it to the shard leader.
+func (c *testCluster) put(tn *testNode, user, text string) (string, error) {
+	cmd, id := putCmd(c.t, user, text)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	shard, err := tn.ShardFor(ctx, user)
+	if err != nil {
+		return "", err
+	}
+	_, err = tn.Propose(ctx, shard, cmd)
+	return id, err
+}
+
+func (c *testCluster) get(tn *testNode, user, id string, stale bool) (memory.Memory, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	shard, err := tn.ShardFor(ctx, user)
+	if err != nil {
+		return memory.Memory{}, err
+	}
+	return tn.Get(ctx, shard, user, id, stale)
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/memcluster/memcluster/apiv1"
+	"github.com/memcluster/memcluster/client"
+	"github.com/memcluster/memcluster/memory"
+)
+
+// Defaults of bench write.
+const (
+	benchWriteClients = 16
+	benchWriteSize    = 200
+	benchWriteUsers   = 1000
+)
+
+type benchWriteOptions struct {
+	benchOptions
+	size  int
+	users int
+}
+
+func newBenchWriteCmd(g *globals) *cobra.Command {
+	o := &benchWriteOptions{}
+	cmd := &cobra.Command{
+		Use:   "write [flags]",
+		Short: "Put memories as fast as the cluster takes them",
+		Long: `Put memories as fast as the cluster takes them.
+
+Every client puts memories of about --size bytes of varied English text for
+users picked at random among --users users named bench-write-<run id>-<i>.
+The memories carry run_id bench-<run id> and the tag "bench".`,
+		Example: `  memctl bench write --clients 32 --duration 30s
+  memctl bench write --addr-list http://n1:7480,http://n2:7480,http://n3:7480 -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			addrs, err := o.validate(g)
+			if err != nil {
+				return err
+			}
+			pool, err := newBenchPool(addrs, o.clients, g.timeout, g.token)
+			if err != nil {
+				return err
+			}
+			defer pool.close()
+			runID := benchRunID()
+			prefix := "bench-write-" + runID + "-"
+			r := benchReport{
+				Op: "write", Addrs: addrs, Clients: o.clients,
+				WarmupS: o.warmup.Seconds(), TargetS: o.duration.Seconds(), TimeoutS: g.timeout.Seconds(),
+				RunID: runID, SizeBytes: o.size, Users: o.users, UserPrefix: prefix,
+			}
+			run := &benchRun{
+				pool: pool, clients: o.clients, warmup: o.warmup, duration: o.duration,
+				op: benchWriteOp(prefix, "bench-"+runID, o.users, o.size), progress: cmd.ErrOrStderr(), label: "bench write",
+			}
+			r.fill(run.run(cmd.Context()), pool)
+			if err := benchOutput(g, cmd.OutOrStdout(), r); err != nil {
+				return err
+			}
+			return benchDone(r)
+		},
+	}
+	o.addFlags(cmd.Flags())
+	return cmd
+}
+
+func (o *benchWriteOptions) addFlags(f *pflag.FlagSet) {
+	o.benchOptions.addFlags(f, benchWriteClients)
+	f.IntVar(&o.size, "size", benchWriteSize, "text size of each memory in bytes")
+	f.IntVar(&o.users, "users", benchWriteUsers, "number of users the memories are spread over")
+}
+
+func (o *benchWriteOptions) validate(g *globals) ([]string, error) {
+	addrs, err := o.benchOptions.validate(g)
+	if err != nil {
+		return nil, err
+	}
+	if max := memory.DefaultLimits.MaxTextBytes; o.size < 1 || o.size > max {
+		return nil, fmt.Errorf("--size %d: must be between 1 and %d", o.size, max)
+	}
+	if o.users < 1 {
+		return nil, fmt.Errorf("--users %d: must be at least 1", o.users)
+	}
+	return addrs, nil
+}
+
+// benchWriteOp puts one memory of a random user.
+func benchWriteOp(prefix, runID string, users, size int) benchOp {
+	tags := []string{"bench"}
+	return func(ctx context.Context, c *client.Client, _ int, rng *rand.Rand) (int, error) {
+		_, err := c.Put(ctx, apiv1.PutRequest{
+			UserID:  benchUser(prefix, rng.IntN(users)),
+			AgentID: "memctl-bench",
+			RunID:   runID,
+			Text:    benchText(rng, size),
+			Tags:    tags,
+		})
+		return -1, err
+	}
+}

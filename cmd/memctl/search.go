@@ -1,0 +1,163 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/memcluster/memcluster/apiv1"
+	"github.com/memcluster/memcluster/memory"
+)
+
+// searchTextWidth keeps a result row within a ~140-column terminal.
+const searchTextWidth = 60
+
+type searchOptions struct {
+	user, agent, run string
+	types, tags      []string
+	k                int
+	since, until     string
+	minScore         float64
+	halfLife         string
+	stale            bool
+}
+
+func newSearchCmd(g *globals) *cobra.Command {
+	o := &searchOptions{}
+	cmd := &cobra.Command{
+		Use:   "search --user U [flags] QUERY... | -",
+		Short: "Search a user's memories, best first",
+		Example: `  memctl search --user alice --k 3 "what does alice drink"
+  memctl search --user alice --type semantic --since 2025-01-01T00:00:00Z -o json tea`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req, err := o.request(cmd.Flags(), args, cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			resp, err := c.Search(cmd.Context(), req)
+			if err != nil {
+				return fmt.Errorf("search: %w", err)
+			}
+			if resp.Results == nil {
+				resp.Results = []apiv1.SearchResult{} // print [] rather than null
+			}
+			if g.json() {
+				return printJSON(cmd.OutOrStdout(), resp)
+			}
+			return printResults(cmd.OutOrStdout(), resp.Results)
+		},
+	}
+	o.addFlags(cmd.Flags())
+	return cmd
+}
+
+func (o *searchOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.user, "user", "", "user id (required)")
+	f.IntVar(&o.k, "k", 0, "max results, 1..1000 (server default: 6)")
+	f.StringArrayVar(&o.types, "type", nil, "only this type; repeat for more")
+	f.StringVar(&o.agent, "agent", "", "only this agent's memories")
+	f.StringVar(&o.run, "run", "", "only this run's memories")
+	f.StringArrayVar(&o.tags, "tag", nil, "only memories carrying this tag; repeat to require more")
+	f.StringVar(&o.since, "since", "", "only memories that occurred at or after, RFC 3339")
+	f.StringVar(&o.until, "until", "", "only memories that occurred before, RFC 3339")
+	f.Float64Var(&o.minScore, "min-score", 0, "drop results scoring below (server default: 0.35; 0 keeps all)")
+	f.StringVar(&o.halfLife, "recency-half-life", "", `turn on recency decay with this half-life, e.g. "720h"`)
+	f.BoolVar(&o.stale, "stale", false, "let followers answer from their replicas without asking the leader")
+}
+
+// request validates the flags locally and builds the SearchRequest. Optional
+// values are sent only when their flag was given, so server defaults apply.
+func (o *searchOptions) request(fs *pflag.FlagSet, args []string, in io.Reader) (apiv1.SearchRequest, error) {
+	var zero apiv1.SearchRequest
+	if err := requireUser(o.user); err != nil {
+		return zero, err
+	}
+	query, err := textArg(args, in, "QUERY")
+	if err != nil {
+		return zero, err
+	}
+	req := apiv1.SearchRequest{
+		UserID: o.user, Query: query, AgentID: o.agent, RunID: o.run,
+		Tags: o.tags, Stale: o.stale,
+	}
+	if fs.Changed("k") {
+		if o.k < 1 || o.k > 1000 {
+			return zero, fmt.Errorf("--k %d: must be between 1 and 1000", o.k)
+		}
+		req.K = o.k
+	}
+	for _, t := range o.types {
+		// ParseType maps "" to episodic; an empty --type is a mistake here.
+		if _, err := memory.ParseType(t); err != nil || t == "" {
+			return zero, fmt.Errorf("--type %q: want working, episodic, semantic or perceptual", t)
+		}
+	}
+	req.Types = o.types
+	if o.since != "" {
+		t, err := parseTime("since", o.since)
+		if err != nil {
+			return zero, err
+		}
+		req.From = &t
+	}
+	if o.until != "" {
+		t, err := parseTime("until", o.until)
+		if err != nil {
+			return zero, err
+		}
+		req.To = &t
+	}
+	if req.From != nil && req.To != nil && !req.To.After(*req.From) {
+		return zero, fmt.Errorf("--until %s is not after --since %s", o.until, o.since)
+	}
+	if fs.Changed("min-score") {
+		ms := o.minScore
+		req.MinScore = &ms
+	}
+	if o.halfLife != "" {
+		d, err := time.ParseDuration(o.halfLife)
+		if err != nil || d <= 0 {
+			return zero, fmt.Errorf("--recency-half-life %q: want a positive duration like 720h", o.halfLife)
+		}
+		req.RecencyHalfLife = o.halfLife
+	}
+	return req, nil
+}
+
+// printResults writes one row per hit. The recency column appears only when
+// decay changed some score, to keep the common table narrow.
+func printResults(w io.Writer, rs []apiv1.SearchResult) error {
+	if len(rs) == 0 {
+		_, err := fmt.Fprintln(w, "no results")
+		return err
+	}
+	decay := false
+	for _, r := range rs {
+		if r.Recency != 0 && r.Recency != 1 {
+			decay = true
+		}
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+	tw := newTable(w)
+	if decay {
+		fmt.Fprintln(tw, "RANK\tSCORE\tVECTOR\tTEXT_SCORE\tRECENCY\tID\tTYPE\tOCCURRED\tTEXT")
+	} else {
+		fmt.Fprintln(tw, "RANK\tSCORE\tVECTOR\tTEXT_SCORE\tID\tTYPE\tOCCURRED\tTEXT")
+	}
+	for i, r := range rs {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t", i+1, f(r.Score), f(r.VectorScore), f(r.TextScore))
+		if decay {
+			fmt.Fprintf(tw, "%s\t", f(r.Recency))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Type, fmtTime(r.OccurredAt), oneLine(r.Text, searchTextWidth))
+	}
+	return tw.Flush()
+}

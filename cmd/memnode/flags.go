@@ -1,0 +1,118 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// config is every memnode setting; each flag is also read from MEMNODE_<FLAG_NAME>.
+type config struct {
+	dev             bool
+	nodeID          string
+	dataDir         string
+	httpAddr        string
+	raftAddr        string
+	gossipAddr      string
+	join            []string
+	bootstrapExpect int
+	shards          int
+	replicas        int
+	deadNodeTimeout time.Duration
+	gossipProfile   string
+	logLevel        string
+	logFormat       string
+	maxBodyBytes    int64
+	pprof           bool
+	otlpEndpoint    string
+	authFile        string
+	tlsCert         string
+	tlsKey          string
+	tlsClientCA     string
+	gossipKeyB64    string
+	maxInFlight     int
+	tenantRate      float64
+	tenantBurst     int
+	clusterToken    string
+
+	embedProvider string
+	embedURL      string
+	embedModel    string
+	embedAPIKey   string
+	embedDir      string
+	embedDim      int
+}
+
+func (c *config) register(fs *pflag.FlagSet) {
+	fs.BoolVar(&c.dev, "dev", false, "single-node development mode: bootstrap alone, 1 replica per shard")
+	fs.StringVar(&c.nodeID, "node-id", "", "unique node id (default: the host name)")
+	fs.StringVar(&c.dataDir, "data-dir", "./memdata", "directory for the node's data")
+	fs.StringVar(&c.httpAddr, "http-addr", "127.0.0.1:7480", "HTTP API listen and advertised address")
+	fs.StringVar(&c.raftAddr, "raft-addr", "127.0.0.1:7481", "Raft listen and advertised address (one port for every shard)")
+	fs.StringVar(&c.gossipAddr, "gossip-addr", "127.0.0.1:7482", "gossip (memberlist) bind and advertised address")
+	fs.StringSliceVar(&c.join, "join", nil, "gossip addresses of existing members, host:port[,…]")
+	fs.IntVar(&c.bootstrapExpect, "bootstrap-expect", 0, "form a new cluster once this many nodes see each other")
+	fs.IntVar(&c.shards, "shards", 16, "number of shards (fixed when the cluster forms)")
+	fs.IntVar(&c.replicas, "replicas", 3, "voters per shard, capped by live nodes")
+	fs.DurationVar(&c.deadNodeTimeout, "dead-node-timeout", 60*time.Second, "how long a node may stay dead before its replicas are re-placed")
+	fs.StringVar(&c.gossipProfile, "gossip-profile", "lan", "failure-detection timing: lan or local (fast, one host)")
+	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.logFormat, "log-format", "text", "text or json")
+	fs.Int64Var(&c.maxBodyBytes, "max-body-bytes", 1<<20, "largest accepted request body")
+	fs.StringVar(&c.otlpEndpoint, "otlp-endpoint", "", "send traces over OTLP/HTTP to this URL, e.g. http://127.0.0.1:4318 (OTEL_EXPORTER_OTLP_ENDPOINT works too)")
+	fs.IntVar(&c.maxInFlight, "max-in-flight", 512, "concurrent API requests before new ones get 429 (after a 100ms wait)")
+	fs.Float64Var(&c.tenantRate, "tenant-rate", 0, "requests/s allowed per tenant (token, or user_id without auth); 0 = unlimited")
+	fs.IntVar(&c.tenantBurst, "tenant-burst", 0, "burst per tenant above --tenant-rate (default: the rate)")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate of this node: enables TLS on the API, the Raft port and node-to-node calls")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key for --tls-cert")
+	fs.StringVar(&c.tlsClientCA, "tls-client-ca", "", "PEM CA of the cluster: verifies peers (mutual TLS) and API client certificates")
+	fs.StringVar(&c.gossipKeyB64, "gossip-key", "", "base64 key (16, 24 or 32 bytes) that encrypts gossip; the same on every node")
+	fs.StringVar(&c.authFile, "auth-file", "", "JSON list of {token, role: reader|writer|admin, users: [patterns]}; enables authentication")
+	fs.StringVar(&c.clusterToken, "cluster-token", "", "shared secret for node-to-node calls; required with --auth-file (same on every node)")
+	fs.BoolVar(&c.pprof, "pprof", false, "serve Go profiles under /debug/pprof/ on the HTTP port")
+	fs.StringVar(&c.embedProvider, "embed-provider", "hashed", "embedder: hashed (built in, no weights), openai (any OpenAI-compatible server) or model2vec")
+	fs.StringVar(&c.embedURL, "embed-url", "", "base URL of the OpenAI-compatible embeddings API, e.g. http://127.0.0.1:11434/v1")
+	fs.StringVar(&c.embedModel, "embed-model", "", "embedding model name for the openai provider")
+	fs.StringVar(&c.embedAPIKey, "embed-api-key", "", "API key for the openai provider")
+	fs.StringVar(&c.embedDir, "embed-dir", "", "directory of a Model2Vec model (model.safetensors, tokenizer.json)")
+	fs.IntVar(&c.embedDim, "embed-dim", 0, "vector dimension (hashed: default 256; openai: learned when 0)")
+}
+
+// applyEnv sets every flag not given on the command line from MEMNODE_<NAME>, e.g. MEMNODE_HTTP_ADDR.
+func applyEnv(cmd *cobra.Command, env func(string) string) error {
+	var err error
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Changed || err != nil {
+			return
+		}
+		name := "MEMNODE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := env(name); v != "" {
+			if serr := cmd.Flags().Set(f.Name, v); serr != nil {
+				err = fmt.Errorf("%s=%q: %w", name, v, serr)
+			}
+		}
+	})
+	return err
+}
+
+// finish applies --dev and derived defaults, and checks flags against each other.
+func (c *config) finish() error {
+	if c.nodeID == "" {
+		h, err := os.Hostname()
+		if err != nil || h == "" {
+			return fmt.Errorf("--node-id: not given and the host name is unknown")
+		}
+		c.nodeID = h
+	}
+	if c.dev {
+		if len(c.join) > 0 {
+			return fmt.Errorf("--dev runs a single node: drop --join")
+		}
+		c.bootstrapExpect, c.replicas, c.gossipProfile = 1, 1, "local"
+	}
+	return nil
+}

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/memcluster/memcluster/cluster"
+	"github.com/memcluster/memcluster/embed"
+	"github.com/memcluster/memcluster/fulltext"
+	"github.com/memcluster/memcluster/reembed"
+	"github.com/memcluster/memcluster/retrieval"
+	"github.com/memcluster/memcluster/server"
+	"github.com/memcluster/memcluster/storage"
+	"github.com/memcluster/memcluster/vector"
+)
+
+func newRootCmd() *cobra.Command {
+	var c config
+	cmd := &cobra.Command{
+		Use:           "memnode",
+		Short:         "Run a memcluster node",
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := applyEnv(cmd, os.Getenv); err != nil {
+				return err
+			}
+			if err := c.finish(); err != nil {
+				return err
+			}
+			return run(cmd.Context(), c, os.Stderr)
+		},
+	}
+	c.register(cmd.Flags())
+	return cmd
+}
+
+func newLogger(c config, w io.Writer) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch c.logFormat {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format: want text or json, got %q", c.logFormat)
+}
+
+// run wires the node's parts together — the one place that does — and serves until SIGINT/SIGTERM.
+func run(ctx context.Context, c config, logw io.Writer) error {
+	log, err := newLogger(c, logw)
+	if err != nil {
+		return err
+	}
+	otel.SetTextMapPropagator(propagation.TraceContext{})
+	tp, shutdownTracing, err := newTracerProvider(ctx, c, os.Getenv)
+	if err != nil {
+		return err
+	}
+	defer shutdownTracing(context.Background())
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	var auth *server.Auth
+	if c.authFile != "" {
+		if auth, err = server.LoadAuthFile(c.authFile, c.clusterToken); err != nil {
+			return fmt.Errorf("--auth-file: %w", err)
+		}
+	} else if c.clusterToken != "" {
+		return fmt.Errorf("--cluster-token needs --auth-file (without it the API is open)")
+	}
+	apiTLS, nodeTLS, err := tlsConfigs(c)
+	if err != nil {
+		return err
+	}
+	gkey, err := gossipKey(c.gossipKeyB64)
+	if err != nil {
+		return err
+	}
+	emb, err := newEmbedder(ctx, c)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(c.dataDir, 0o755); err != nil {
+		return fmt.Errorf("--data-dir: %w", err)
+	}
+	db, err := storage.Open(filepath.Join(c.dataDir, "pebble"), storage.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	httpLn, err := net.Listen("tcp", c.httpAddr)
+	if err != nil {
+		return fmt.Errorf("listen http %s: %w", c.httpAddr, err)
+	}
+	node, err := cluster.New(cluster.Config{
+		NodeID: c.nodeID, DataDir: c.dataDir, RaftAddr: c.raftAddr, GossipAddr: c.gossipAddr, HTTPAddr: c.httpAddr,
+		Join: c.join, BootstrapExpect: c.bootstrapExpect, Shards: c.shards, Replicas: c.replicas,
+		DeadNodeTimeout: c.deadNodeTimeout, GossipProfile: c.gossipProfile, Logger: log, Registry: reg,
+		Tracer: tp.Tracer("memcluster/cluster"), ClusterToken: c.clusterToken,
+		TLS: nodeTLS, GossipKey: gkey,
+	}, db, indexFactory(c.dataDir, db, emb, log))
+	if err != nil {
+		return err
+	}
+	if err := node.Start(); err != nil {
+		return err
+	}
+	jobCtx, stopJobs := context.WithCancel(context.Background())
+	defer stopJobs()
+	go reembed.New(node, db, emb, reembed.Options{Logger: log, Registry: reg}).Run(jobCtx)
+	api := server.New(node, emb, server.Options{MaxBodyBytes: c.maxBodyBytes, Logger: log, Registry: reg, Pprof: c.pprof, Auth: auth, MaxInFlight: c.maxInFlight, NodeCerts: nodeTLS != nil,
+		TenantRate: c.tenantRate, TenantBurst: c.tenantBurst,
+		Tracer: tp.Tracer("memcluster/server")})
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: apiTLS}
+	errc := make(chan error, 1)
+	go func() {
+		if apiTLS != nil {
+			errc <- srv.ServeTLS(httpLn, "", "")
+			return
+		}
+		errc <- srv.Serve(httpLn)
+	}()
+	log.Info("memnode serving", "http", c.httpAddr, "node", c.nodeID, "data_dir", c.dataDir, "embedder", emb.Fingerprint())
+	if c.dev {
+		printDevHint(logw, c)
+	}
+	return waitAndStop(ctx, srv, node, errc, log)
+}
+
+func waitAndStop(ctx context.Context, srv *http.Server, node *cluster.Node, errc chan error, log *slog.Logger) error {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	var err error
+	select {
+	case s := <-sig:
+		log.Info("shutting down", "signal", s.String())
+	case err = <-errc:
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	// Bounded: a stop that hangs must not keep the process alive; what is acknowledged is already durable.
+	stopped := make(chan error, 1)
+	go func() { stopped <- node.Stop() }()
+	select {
+	case serr := <-stopped:
+		if serr != nil {
+			log.Warn("node stop", "err", serr)
+		}
+	case <-time.After(20 * time.Second):
+		log.Error("node stop took longer than 20s; exiting anyway")
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+func newEmbedder(ctx context.Context, c config) (embed.Embedder, error) {
+	emb, err := embed.New(embed.Options{Provider: c.embedProvider, URL: c.embedURL, Model: c.embedModel,
+		APIKey: c.embedAPIKey, Dir: c.embedDir, Dim: c.embedDim})
+	if err != nil {
+		return nil, fmt.Errorf("embedder: %w", err)
+	}
+	if emb.Dim() == 0 {
+		// A remote model's dimension is learned from its first answer; the vector indexes need it now.
+		if _, err := emb.Embed(ctx, []string{"dimension probe"}); err != nil {
+			return nil, fmt.Errorf("embedder: probe %s: %w", c.embedURL, err)
+		}
+	}
+	return emb, nil
+}
+
+// indexFactory opens a shard replica's indexes: vectors in memory, bleve under data-dir/index/shard-N.
+func indexFactory(dataDir string, db *storage.DB, emb embed.Embedder, log *slog.Logger) cluster.IndexFactory {
+	return func(shard uint32) (cluster.ShardIndex, error) {
+		dir := filepath.Join(dataDir, "index", fmt.Sprintf("shard-%d", shard))
+		ft, err := fulltext.Open(dir, fulltext.Options{NoSync: true})
+		if errors.Is(err, fulltext.ErrOutdated) {
+			log.Warn("full-text index mapping changed: rebuilding", "shard", shard)
+			if err = fulltext.Destroy(dir); err == nil {
+				ft, err = fulltext.Open(dir, fulltext.Options{NoSync: true})
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		idx, err := retrieval.OpenShardIndex(shard, db, vector.New(emb.Dim()), ft, emb.Fingerprint(), log)
+		if err != nil {
+			ft.Close()
+			return nil, err
+		}
+		return idx, nil
+	}
+}
+
+func printDevHint(w io.Writer, c config) {
+	fmt.Fprintf(w, `
+memnode is running (dev mode, data in %s). Try:
+
+  ./bin/memctl put --user alice "I prefer morning flights"
+  ./bin/memctl search --user alice "when do I like to fly?"
+  ./bin/memctl cluster status
+
+Stop with Ctrl-C.
+`, c.dataDir)
+}

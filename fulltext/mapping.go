@@ -1,0 +1,79 @@
+package fulltext
+
+import (
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/mapping"
+	index "github.com/blevesearch/bleve_index_api"
+
+	// Register the analyzers Options.Analyzer may name.
+	_ "github.com/blevesearch/bleve/v2/analysis/analyzer/standard"
+	_ "github.com/blevesearch/bleve/v2/analysis/lang/en"
+)
+
+// MappingVersion is written into every index and checked by Open. Bump it whenever
+// buildMapping or the document shape changes in a way old indexes cannot serve.
+const MappingVersion = "1"
+
+// Index field names.
+const (
+	fieldUserID     = "user_id"
+	fieldAgentID    = "agent_id"
+	fieldRunID      = "run_id"
+	fieldType       = "type"
+	fieldTags       = "tags"
+	fieldEntities   = "entities"
+	fieldText       = "text"
+	fieldOccurredAt = "occurred_at"
+)
+
+// buildMapping returns the index mapping. Nothing is stored, no term vectors or doc values are
+// kept and nothing goes into _all: the owner holds the record in Pebble and only needs ids and
+// scores back, so the index carries just postings (plus norms for text, which BM25 needs).
+func buildMapping(analyzer string) *mapping.IndexMappingImpl {
+	keywordField := func() *mapping.FieldMapping {
+		fm := mapping.NewKeywordFieldMapping()
+		fm.Analyzer = keyword.Name
+		fm.Store = false
+		fm.IncludeTermVectors = false
+		fm.IncludeInAll = false
+		fm.DocValues = false
+		fm.SkipFreqNorm = true // filters never score
+		return fm
+	}
+	textField := func(name string) *mapping.FieldMapping {
+		fm := mapping.NewTextFieldMapping()
+		fm.Name = name
+		fm.Analyzer = analyzer
+		fm.Store = false
+		fm.IncludeTermVectors = false
+		fm.IncludeInAll = false
+		fm.DocValues = false
+		return fm
+	}
+	dateField := mapping.NewDateTimeFieldMapping()
+	dateField.Store = false
+	dateField.IncludeInAll = false
+	dateField.DocValues = false
+	dateField.SkipFreqNorm = true
+
+	doc := mapping.NewDocumentStaticMapping()
+	for _, f := range []string{fieldUserID, fieldAgentID, fieldRunID, fieldType, fieldTags} {
+		doc.AddFieldMappingsAt(f, keywordField())
+	}
+	doc.AddFieldMappingsAt(fieldText, textField(""))
+	// Entities are exact keywords and also extra tokens of the text field: an entity then counts
+	// once more in the text's term frequency (a modest boost, damped by BM25 saturation) without a
+	// second scored field, whose disjunction coord factor would halve every text-only match.
+	doc.AddFieldMappingsAt(fieldEntities, keywordField(), textField(fieldText))
+	doc.AddFieldMappingsAt(fieldOccurredAt, dateField)
+
+	im := mapping.NewIndexMapping()
+	im.DefaultMapping = doc
+	im.DefaultAnalyzer = analyzer
+	im.DefaultField = fieldText
+	im.IndexDynamic = false
+	im.StoreDynamic = false
+	im.DocValuesDynamic = false
+	im.ScoringModel = index.BM25Scoring
+	return im
+}

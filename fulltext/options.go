@@ -1,0 +1,108 @@
+package fulltext
+
+import (
+	"fmt"
+	"time"
+)
+
+// Analyzers accepted by Options.Analyzer.
+const (
+	// AnalyzerEnglish lower-cases, strips possessives and stop words, and porter-stems. Default:
+	// it ranked better on the sample in DESIGN.md because memories and queries word things
+	// differently ("deploy" vs "deployed").
+	AnalyzerEnglish = "en"
+	// AnalyzerStandard lower-cases and strips stop words, without stemming.
+	AnalyzerStandard = "standard"
+)
+
+// Options configures Open. Zero fields take the defaults noted.
+type Options struct {
+	// InMemory keeps the index in RAM only (scorch without a path); dir is ignored.
+	InMemory bool
+	// Analyzer for the text (and entity text) field: AnalyzerEnglish (default) or AnalyzerStandard.
+	// It is part of the mapping, so changing it makes Open return ErrOutdated.
+	Analyzer string
+	// MaxBatch bounds puts+deletes in one Apply (default 4096). Apply never splits a call, since
+	// that would break its atomicity, so a larger call is rejected instead.
+	MaxBatch int
+	// DefaultK is used when Query.K is zero (default 10).
+	DefaultK int
+	// MaxK bounds Query.K (default 1000): the collector keeps K hits in a heap.
+	MaxK int
+	// NoSync lets Apply return once the batch is searchable rather than once it is persisted
+	// (scorch "unsafe_batch"). Scorch persists snapshots in order, so a crash loses a suffix of
+	// batches together with the markers written in them; safe if the owner replays from the
+	// applied-index marker. Ignored when InMemory.
+	NoSync bool
+	// PersisterNap is how long scorch's persister waits to gather in-memory segments before writing them,
+	// merged, to disk (default 1s; negative disables). Searches see a batch at once either way.
+	PersisterNap time.Duration
+	// MaxSegmentsPerTier lets this many segments accumulate in a tier before scorch merges them (default 20;
+	// bleve's own is 10). Higher means less merge work on write-heavy shards and a little more per search.
+	MaxSegmentsPerTier int
+
+	// Query shaping (see DESIGN.md, "Query shaping"). The query text is analysed once, repeated terms
+	// are dropped, and each term's shard-wide document frequency (df) is looked up.
+
+	// MaxQueryTerms keeps at most this many distinct query terms, the rarest (highest idf) first
+	// (default 16; negative: no cap). Agents sometimes pass a whole message as the query.
+	MaxQueryTerms int
+	// CommonTermFraction: a term whose df exceeds this fraction of the shard's docs (and
+	// CommonTermMinDF) is "common". When a query has both rare and common terms, only docs matching
+	// a rare term are candidates; common terms still add to their score, which is unchanged (default
+	// 0.05; negative: never split). When every term is common the query is a plain OR.
+	CommonTermFraction float64
+	// CommonTermMinDF: a term with df at most this is never common (default 1000; negative: 0). The
+	// split exists to skip long posting lists; below this they are cheap, and small indexes keep
+	// the plain OR exactly.
+	CommonTermMinDF int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Analyzer == "" {
+		o.Analyzer = AnalyzerEnglish
+	}
+	if o.MaxBatch == 0 {
+		o.MaxBatch = 4096
+	}
+	if o.DefaultK == 0 {
+		o.DefaultK = 10
+	}
+	if o.MaxK == 0 {
+		o.MaxK = 1000
+	}
+	if o.MaxSegmentsPerTier == 0 {
+		o.MaxSegmentsPerTier = 20
+	}
+	if o.MaxQueryTerms == 0 {
+		o.MaxQueryTerms = 16
+	}
+	if o.CommonTermFraction == 0 {
+		o.CommonTermFraction = 0.05
+	}
+	if o.CommonTermMinDF == 0 {
+		o.CommonTermMinDF = 1000
+	} else if o.CommonTermMinDF < 0 {
+		o.CommonTermMinDF = 0
+	}
+	if o.PersisterNap == 0 {
+		o.PersisterNap = time.Second
+	} else if o.PersisterNap < 0 {
+		o.PersisterNap = 0
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	switch {
+	case o.Analyzer != AnalyzerEnglish && o.Analyzer != AnalyzerStandard:
+		return fmt.Errorf("%w: analyzer %q (want %q or %q)", ErrInvalid, o.Analyzer, AnalyzerEnglish, AnalyzerStandard)
+	case o.MaxBatch < 0:
+		return fmt.Errorf("%w: MaxBatch %d", ErrInvalid, o.MaxBatch)
+	case o.MaxK < 0:
+		return fmt.Errorf("%w: MaxK %d", ErrInvalid, o.MaxK)
+	case o.DefaultK < 0 || o.DefaultK > o.MaxK:
+		return fmt.Errorf("%w: DefaultK %d (want 1..MaxK %d)", ErrInvalid, o.DefaultK, o.MaxK)
+	}
+	return nil
+}

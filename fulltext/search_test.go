@@ -1,0 +1,187 @@
+package fulltext
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+)
+
+func TestRareTermBeatsCommon(t *testing.T) {
+	modes(t, func(t *testing.T, ix *Index) {
+		var put []Doc
+		for i := 0; i < 30; i++ { // "meeting" is everywhere
+			put = append(put, Doc{ID: docID("filler", i), UserID: "u", Text: "weekly meeting notes about the roadmap"})
+		}
+		put = append(put,
+			Doc{ID: "common", UserID: "u", Text: "meeting moved to thursday afternoon"},
+			Doc{ID: "rare", UserID: "u", Text: "kubernetes upgrade on thursday afternoon"},
+		)
+		mustApply(t, ix, put)
+		hits := mustSearch(t, ix, Query{UserID: "u", Text: "meeting kubernetes", K: 5})
+		if len(hits) == 0 || hits[0].ID != "rare" {
+			t.Fatalf("top hit %v; want rare", hits)
+		}
+		for i := 1; i < len(hits); i++ {
+			if hits[i].Score > hits[i-1].Score {
+				t.Fatalf("hits not best first: %v", hits)
+			}
+		}
+		// A doc that matches more query terms outranks one that matches fewer.
+		mustApply(t, ix, []Doc{{ID: "both", UserID: "u", Text: "meeting about kubernetes on thursday"}})
+		if hits := mustSearch(t, ix, Query{UserID: "u", Text: "meeting kubernetes"}); hits[0].ID != "both" {
+			t.Fatalf("top hit %v; want both", hits)
+		}
+	})
+}
+
+func TestUserIsolation(t *testing.T) {
+	modes(t, func(t *testing.T, ix *Index) {
+		var put []Doc
+		for i := 0; i < 20; i++ {
+			put = append(put,
+				Doc{ID: docID("a", i), UserID: "alice", Text: "my passport number is in the drawer"},
+				Doc{ID: docID("b", i), UserID: "bob", Text: "my passport number is in the drawer"},
+			)
+		}
+		put = append(put, Doc{ID: "bob-only", UserID: "bob", Text: "passport passport drawer secret"})
+		mustApply(t, ix, put)
+		for _, user := range []string{"alice", "bob"} {
+			hits := mustSearch(t, ix, Query{UserID: user, Text: "passport drawer secret", K: 100})
+			want := 20
+			if user == "bob" {
+				want = 21
+			}
+			if len(hits) != want {
+				t.Fatalf("%s: %d hits, want %d", user, len(hits), want)
+			}
+			for _, h := range hits {
+				if h.ID[0] != user[0] {
+					t.Fatalf("%s saw %s", user, h.ID)
+				}
+			}
+		}
+		if hits := mustSearch(t, ix, Query{UserID: "carol", Text: "passport"}); len(hits) != 0 {
+			t.Fatalf("unknown user saw %v", hits)
+		}
+	})
+}
+
+func TestFilters(t *testing.T) {
+	modes(t, func(t *testing.T, ix *Index) {
+		hour := time.Hour
+		mustApply(t, ix, []Doc{
+			{ID: "1", UserID: "u", AgentID: "planner", RunID: "r1", Type: "episodic", Tags: []string{"work", "urgent"}, Text: "deploy the billing service", OccurredAt: t0},
+			{ID: "2", UserID: "u", AgentID: "planner", RunID: "r2", Type: "semantic", Tags: []string{"work"}, Text: "billing service runs on postgres", OccurredAt: t0.Add(hour)},
+			{ID: "3", UserID: "u", AgentID: "coder", RunID: "r1", Type: "working", Tags: []string{"home"}, Text: "billing address changed", OccurredAt: t0.Add(2 * hour)},
+			{ID: "4", UserID: "u", AgentID: "coder", RunID: "r3", Type: "episodic", Text: "billing dispute resolved"},
+			{ID: "x", UserID: "other", AgentID: "planner", RunID: "r1", Type: "episodic", Tags: []string{"work"}, Text: "billing", OccurredAt: t0},
+		})
+		base := Query{UserID: "u", Text: "billing", K: 10}
+		for _, tc := range []struct {
+			name string
+			mod  func(*Query)
+			want []string
+		}{
+			{"none", func(q *Query) {}, []string{"1", "2", "3", "4"}},
+			{"one type", func(q *Query) { q.Types = []string{"episodic"} }, []string{"1", "4"}},
+			{"types are OR", func(q *Query) { q.Types = []string{"semantic", "working"} }, []string{"2", "3"}},
+			{"agent", func(q *Query) { q.AgentID = "coder" }, []string{"3", "4"}},
+			{"run", func(q *Query) { q.RunID = "r1" }, []string{"1", "3"}},
+			{"one tag", func(q *Query) { q.Tags = []string{"work"} }, []string{"1", "2"}},
+			{"tags are AND", func(q *Query) { q.Tags = []string{"work", "urgent"} }, []string{"1"}},
+			{"from inclusive", func(q *Query) { q.From = t0.Add(hour) }, []string{"2", "3"}},
+			{"to exclusive", func(q *Query) { q.To = t0.Add(hour) }, []string{"1"}},
+			{"window", func(q *Query) { q.From, q.To = t0, t0.Add(2*hour) }, []string{"1", "2"}},
+			{"combined", func(q *Query) {
+				q.AgentID, q.Tags, q.Types, q.From = "planner", []string{"work"}, []string{"semantic", "episodic"}, t0.Add(time.Minute)
+			}, []string{"2"}},
+			{"no match", func(q *Query) { q.AgentID, q.RunID = "coder", "r2" }, nil},
+		} {
+			q := base
+			tc.mod(&q)
+			if got := ids(mustSearch(t, ix, q)); !sameSet(got, tc.want) {
+				t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+			}
+		}
+	})
+}
+
+// TestFiltersDoNotChangeScore checks that filters constrain without adding to the score, so
+// Score stays the text's BM25 score whatever filters are set.
+func TestFiltersDoNotChangeScore(t *testing.T) {
+	ix := openTest(t, "", Options{InMemory: true})
+	mustApply(t, ix, []Doc{
+		{ID: "1", UserID: "u", AgentID: "a", Type: "episodic", Tags: []string{"t"}, Text: "red fox jumps", OccurredAt: t0},
+		{ID: "2", UserID: "u", AgentID: "a", Type: "episodic", Tags: []string{"t"}, Text: "a red red barn", OccurredAt: t0},
+		{ID: "3", UserID: "v", Text: "fox"},
+	})
+	plain := mustSearch(t, ix, Query{UserID: "u", Text: "red fox"})
+	filtered := mustSearch(t, ix, Query{UserID: "u", Text: "red fox", AgentID: "a", Types: []string{"episodic", "semantic"},
+		Tags: []string{"t"}, From: t0.Add(-time.Hour), To: t0.Add(time.Hour)})
+	if len(plain) != 2 || len(filtered) != 2 {
+		t.Fatalf("plain %v filtered %v", plain, filtered)
+	}
+	for i := range plain {
+		p, f := plain[i], filtered[i]
+		if p.ID != f.ID || math.Abs(p.Score-f.Score) > 1e-9 || math.IsNaN(p.Score) || p.Score <= 0 {
+			t.Fatalf("plain %v vs filtered %v", plain, filtered)
+		}
+	}
+}
+
+func TestEntities(t *testing.T) {
+	modes(t, func(t *testing.T, ix *Index) {
+		mustApply(t, ix, []Doc{
+			{ID: "tagged", UserID: "u", Text: "we picked the database for the new service", Entities: []string{"PostgreSQL"}},
+			{ID: "plain", UserID: "u", Text: "we picked postgresql for the new service"},
+			{ID: "both", UserID: "u", Text: "we picked postgresql for the new service", Entities: []string{"PostgreSQL"}},
+		})
+		hits := mustSearch(t, ix, Query{UserID: "u", Text: "postgresql"})
+		if len(hits) != 3 || hits[0].ID != "both" {
+			t.Fatalf("hits %v; want all three with 'both' first", hits)
+		}
+		// Modest: the entity bonus is well under doubling the score.
+		if hits[0].Score > 1.5*hits[1].Score {
+			t.Fatalf("entity boost too strong: %v", hits)
+		}
+	})
+}
+
+func TestQueryValidation(t *testing.T) {
+	ix := openTest(t, "", Options{InMemory: true, MaxK: 50})
+	mustApply(t, ix, []Doc{{ID: "1", UserID: "u", Text: "some text"}})
+	for _, text := range []string{"", "   \n\t"} {
+		if _, err := ix.Search(Query{UserID: "u", Text: text}); !errors.Is(err, ErrEmptyQuery) {
+			t.Errorf("Search(%q): %v; want ErrEmptyQuery", text, err)
+		}
+	}
+	for _, q := range []Query{
+		{Text: "text"},
+		{UserID: "u", Text: "text", K: 51},
+		{UserID: "u", Text: "text", K: -1},
+		{UserID: "u", Text: "text", From: t0, To: t0},
+	} {
+		if _, err := ix.Search(q); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Search(%+v): %v; want ErrInvalid", q, err)
+		}
+	}
+	if hits := mustSearch(t, ix, Query{UserID: "u", Text: "the and of"}); len(hits) != 0 {
+		t.Errorf("stop words only: %v", hits)
+	}
+}
+
+func TestKLimit(t *testing.T) {
+	ix := openTest(t, "", Options{InMemory: true, DefaultK: 3})
+	var put []Doc
+	for i := 0; i < 10; i++ {
+		put = append(put, Doc{ID: docID("u", i), UserID: "u", Text: "apple"})
+	}
+	mustApply(t, ix, put)
+	if n := len(mustSearch(t, ix, Query{UserID: "u", Text: "apple"})); n != 3 {
+		t.Errorf("default K gave %d hits", n)
+	}
+	if n := len(mustSearch(t, ix, Query{UserID: "u", Text: "apple", K: 7})); n != 7 {
+		t.Errorf("K=7 gave %d hits", n)
+	}
+}

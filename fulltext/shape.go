@@ -1,0 +1,166 @@
+package fulltext
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
+	"github.com/blevesearch/bleve/v2/search/searcher"
+	index "github.com/blevesearch/bleve_index_api"
+)
+
+// shapedText is the whole search: the text as an OR of its terms, scored, conjoined with the
+// unscored filters. It is a query.Query, so its Searcher runs inside bleve's search, on bleve's
+// reader (one snapshot, and no race with Close). It analyses the text once, drops repeated terms,
+// looks up each term's df on that snapshot, keeps the MaxQueryTerms rarest, and splits common from
+// rare terms:
+//
+//	no common or no rare term: Conjunction{ Disjunction(terms), unscored(Conjunction(filters)) }
+//	otherwise:                 Conjunction{ Disjunction(terms), unscored(Conjunction(Disjunction(rare terms), filters...)) }
+//
+// The first form scores exactly as bleve's OR match query. In the second, the rare terms only
+// narrow the candidates (one roaring-bitmap union, intersected with the filters): a candidate keeps
+// exactly the score the first form gives it, and common terms' postings are skipped (Advance)
+// instead of scored.
+type shapedText struct {
+	text     string
+	analyzer string
+	opts     *Options
+	filters  []query.Query // at least the user term
+}
+
+func (q *shapedText) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping,
+	options search.SearcherOptions) (search.Searcher, error) {
+	a := m.AnalyzerNamed(q.analyzer)
+	if a == nil {
+		return nil, fmt.Errorf("fulltext: no analyzer %q", q.analyzer)
+	}
+	var terms []string
+	seen := map[string]bool{}
+	for _, tok := range a.Analyze([]byte(q.text)) {
+		t := string(tok.Term)
+		if !seen[t] {
+			seen[t] = true
+			terms = append(terms, t)
+		}
+	}
+	if len(terms) == 0 {
+		return searcher.NewMatchNoneSearcher(r)
+	}
+	all, rare, err := q.shape(ctx, r, terms)
+	if err != nil {
+		return nil, err
+	}
+	cands := q.filters
+	if len(rare) > 0 {
+		cands = append([]query.Query{disjunction(rare)}, q.filters...)
+	}
+	var cand query.Query = cands[0]
+	if len(cands) > 1 {
+		cand = query.NewConjunctionQuery(cands)
+	}
+	return query.NewConjunctionQuery([]query.Query{disjunction(all), unscored{cand}}).Searcher(ctx, r, m, options)
+}
+
+// shape returns the terms to score and, when the query mixes common and rare terms, the rare
+// ones (nil otherwise).
+func (q *shapedText) shape(ctx context.Context, r index.IndexReader, terms []string) (all, rare []string, err error) {
+	capTerms := q.opts.MaxQueryTerms > 0 && len(terms) > q.opts.MaxQueryTerms
+	split := q.opts.CommonTermFraction > 0 && len(terms) > 1
+	var n uint64
+	if split {
+		var err error
+		if n, err = r.DocCount(); err != nil {
+			return nil, nil, err
+		}
+		// df <= N: on an index this small no term can be common.
+		split = n > uint64(q.opts.CommonTermMinDF)
+	}
+	if !capTerms && !split {
+		return terms, nil, nil
+	}
+	df := make(map[string]uint64, len(terms))
+	for _, t := range terms {
+		tfr, err := r.TermFieldReader(ctx, []byte(t), fieldText, false, false, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		df[t] = tfr.Count()
+		if err := tfr.Close(); err != nil {
+			return nil, nil, err
+		}
+	}
+	if capTerms {
+		// Stable: equal df keeps the query's word order.
+		sorted := slices.Clone(terms)
+		slices.SortStableFunc(sorted, func(a, b string) int { return cmpU64(df[a], df[b]) })
+		keep := map[string]bool{}
+		for _, t := range sorted[:q.opts.MaxQueryTerms] {
+			keep[t] = true
+		}
+		terms = slices.DeleteFunc(terms, func(t string) bool { return !keep[t] })
+	}
+	if !split || len(terms) < 2 {
+		return terms, nil, nil
+	}
+	limit := max(uint64(q.opts.CommonTermFraction*float64(n)), uint64(q.opts.CommonTermMinDF))
+	for _, t := range terms {
+		if df[t] <= limit {
+			rare = append(rare, t)
+		}
+	}
+	if len(rare) == len(terms) {
+		rare = nil // nothing common: the plain disjunction is already the cheap query
+	}
+	return terms, rare, nil
+}
+
+// disjunction is what bleve's OR match query builds: term queries on the text field, min 1.
+func disjunction(terms []string) query.Query {
+	qs := make([]query.Query, len(terms))
+	for i, t := range terms {
+		tq := query.NewTermQuery(t)
+		tq.SetField(fieldText)
+		tq.SetBoost(1)
+		qs[i] = tq
+	}
+	d := query.NewDisjunctionQuery(qs)
+	d.SetMin(1)
+	d.SetBoost(1)
+	return d
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// unscored is a query evaluated without scores: bleve then builds term and multi-term searchers
+// as bare roaring bitmaps (scorch's "unadorned" optimization: a disjunction becomes one bitmap
+// union, no freq/norm decoding). Its searcher has weight 0 and scores 0, so as a child of a scored
+// conjunction it only narrows the candidates: the conjunction leapfrogs over the docs it excludes
+// instead of scoring them and filtering afterwards.
+type unscored struct{ q query.Query }
+
+func (u unscored) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping,
+	options search.SearcherOptions) (search.Searcher, error) {
+	s, err := u.q.Searcher(ctx, r, m, search.SearcherOptions{Score: "none"})
+	if err != nil {
+		return nil, err
+	}
+	return zeroWeight{s}, nil
+}
+
+// zeroWeight keeps a searcher out of the query norm (and so out of every other clause's score).
+type zeroWeight struct{ search.Searcher }
+
+func (zeroWeight) Weight() float64        { return 0 }
+func (zeroWeight) SetQueryNorm(_ float64) {}

@@ -1,0 +1,127 @@
+package retrieval
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memcluster/memcluster/memory"
+	"github.com/memcluster/memcluster/storage"
+)
+
+var benchWords = strings.Fields(`flight paris berlin rome morning evening hotel booked dinner sister brother cat dog
+tuna garden roof bees kayak lake river trip meeting project deadline report doctor appointment sleep running
+marathon coffee tea breakfast lunch birthday party gift book novel painting sunrise beach mountain hike camping
+music concert guitar piano lesson school university exam job interview salary house apartment rent moved city
+car train bus bike weather rain snow summer winter spring autumn holiday vacation family friend wedding baby`)
+
+// corpus draws words either uniformly from a 100-word vocabulary (worst case: every term is in ~20% of the
+// documents, so BM25 scores most of the user's postings) or Zipf-distributed over 20k words, as natural text is.
+type corpus struct {
+	r    *rand.Rand
+	zipf *rand.Zipf
+}
+
+func newCorpus(seed uint64, zipf bool) *corpus {
+	c := &corpus{r: rand.New(rand.NewPCG(seed, seed+1))}
+	if zipf {
+		c.zipf = rand.NewZipf(c.r, 1.07, 2, 20_000-1)
+	}
+	return c
+}
+
+func (c *corpus) word() string {
+	if c.zipf == nil {
+		return benchWords[c.r.IntN(len(benchWords))]
+	}
+	i := int(c.zipf.Uint64())
+	if i < len(benchWords) {
+		return benchWords[i]
+	}
+	return fmt.Sprintf("w%05d", i)
+}
+
+func (c *corpus) text(n int) string {
+	w := make([]string, n)
+	for i := range w {
+		w[i] = c.word()
+	}
+	return strings.Join(w, " ")
+}
+
+// loadShard fills one shard with n memories of one user (and n/10 of other users), through the state machine in
+// batches, as replicas receive them.
+func loadShard(b *testing.B, n int, c *corpus) *fixture {
+	f := newFixture(b)
+	ctx := context.Background()
+	const batch = 500
+	for start := 0; start < n+n/10; start += batch {
+		ms := make([]memory.Memory, 0, batch)
+		texts := make([]string, 0, batch)
+		for i := start; i < min(start+batch, n+n/10); i++ {
+			user := "heavy"
+			if i >= n {
+				user = fmt.Sprintf("other-%d", i%50)
+			}
+			t := c.text(8 + c.r.IntN(20))
+			texts = append(texts, t)
+			ms = append(ms, memory.Memory{ID: f.ids.New(t0.Add(time.Duration(i) * time.Minute)), UserID: user,
+				Type: memory.Episodic, Text: t, OccurredAt: t0.Add(time.Duration(i) * time.Minute)})
+		}
+		vecs, _ := f.emb.Embed(ctx, texts)
+		for i := range ms {
+			ms[i].Embedding, ms[i].EmbedModel, ms[i].CreatedAt = vecs[i], f.emb.Fingerprint(), ms[i].OccurredAt
+		}
+		cmd, err := storage.EncodePut(ms)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.n++
+		f.fsm.ApplyBatch(rawLogs(f.n, cmd))
+	}
+	if err := f.idx.WaitIndexed(ctx, f.fsm.AppliedIndex()); err != nil {
+		b.Fatal(err)
+	}
+	return f
+}
+
+// BenchmarkShardSearch is the shard-side hybrid search (the query embedding is computed outside the timed part)
+// for one user holding n memories, k=6, reporting p50 and p99 over the iterations.
+func BenchmarkShardSearch(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		for _, vocab := range []string{"zipf20k", "uniform100"} {
+			b.Run(fmt.Sprintf("memories=%dk/vocab=%s", n/1000, vocab), func(b *testing.B) {
+				benchShardSearch(b, n, vocab == "zipf20k")
+			})
+		}
+	}
+}
+
+func benchShardSearch(b *testing.B, n int, zipf bool) {
+	c := newCorpus(1, zipf)
+	f := loadShard(b, n, c)
+	queries := make([]Query, 64)
+	for i := range queries {
+		q := NewQuery("heavy", c.text(3))
+		vecs, _ := f.emb.Embed(context.Background(), []string{q.Text})
+		q.Vector, q.EmbedModel = vecs[0], f.emb.Fingerprint()
+		queries[i] = q
+	}
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if _, err := f.idx.Search(context.Background(), queries[i%len(queries)]); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}

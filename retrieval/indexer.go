@@ -1,0 +1,179 @@
+package retrieval
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/memcluster/memcluster/fulltext"
+)
+
+// textFeeder batches full-text updates off the apply path. Indexing each raft batch as its own bleve batch
+// makes one segment per write and a merge storm; the feeder coalesces whatever arrived while the previous
+// batch was being indexed. Reads that must see every applied write call waitIndexed, which flushes at once.
+type textFeeder struct {
+	text TextIndex
+	fail func(error)
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	puts    []fulltext.Doc
+	dels    []string
+	pending uint64 // highest applied index handed in
+	indexed uint64 // highest applied index whose changes bleve has
+	waiters int
+	closed  bool
+	lingerD atomic.Int64 // current linger, nanoseconds
+	kick    chan struct{}
+	done    chan struct{}
+}
+
+// How long an update waits for company before it is indexed when no reader is waiting for it (a reader that
+// needs it, waitIndexed, cuts the wait short). Followers answer only stale reads, so they batch much more: bleve's
+// cost is mostly per batch (a segment each, then merges), and every replica indexes every write.
+const (
+	feederLinger         = 250 * time.Millisecond
+	followerFeederLinger = 2 * time.Second
+)
+
+func newTextFeeder(text TextIndex, indexed uint64, fail func(error)) *textFeeder {
+	f := &textFeeder{text: text, fail: fail, indexed: indexed, pending: indexed,
+		kick: make(chan struct{}, 1), done: make(chan struct{})}
+	f.lingerD.Store(int64(followerFeederLinger))
+	f.cond = sync.NewCond(&f.mu)
+	go f.run()
+	return f
+}
+
+func (f *textFeeder) add(applied uint64, puts []fulltext.Doc, dels []string) {
+	f.mu.Lock()
+	f.puts = append(f.puts, puts...)
+	f.dels = append(f.dels, dels...)
+	f.pending = max(f.pending, applied)
+	f.mu.Unlock()
+	select {
+	case f.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (f *textFeeder) run() {
+	defer close(f.done)
+	for range f.kick {
+		f.linger()
+		f.mu.Lock()
+		puts, dels, upto := f.puts, f.dels, f.pending
+		f.puts, f.dels = nil, nil
+		closed := f.closed
+		f.mu.Unlock()
+		if len(puts) > 0 || len(dels) > 0 {
+			if err := f.apply(puts, dels, upto); err != nil {
+				f.fail(err)
+			}
+		}
+		f.mu.Lock()
+		f.indexed = max(f.indexed, upto)
+		f.cond.Broadcast()
+		f.mu.Unlock()
+		if closed {
+			return
+		}
+	}
+}
+
+// feederChunk bounds one bleve batch (bleve's own limit is 4096 operations).
+const feederChunk = 2048
+
+// apply writes what accumulated in bounded chunks; the applied-index marker goes with the last chunk only, so a
+// crash between chunks leaves the marker behind and the next open re-feeds from Pebble.
+func (f *textFeeder) apply(puts []fulltext.Doc, dels []string, upto uint64) error {
+	for len(puts)+len(dels) > feederChunk {
+		var p []fulltext.Doc
+		var d []string
+		// Puts before deletes: ids are never reused, so a memory put and deleted within one accumulation must
+		// end deleted.
+		if len(puts) > 0 {
+			n := min(len(puts), feederChunk)
+			p, puts = puts[:n], puts[n:]
+		} else {
+			d, dels = dels[:feederChunk], dels[feederChunk:]
+		}
+		if err := f.text.ApplyWithMarkers(p, d, nil); err != nil {
+			return err
+		}
+	}
+	return f.text.ApplyWithMarkers(puts, dels, map[string][]byte{markerApplied: u64(upto)})
+}
+
+// linger waits up to feederLinger for more updates, unless a reader is waiting or the feeder is closing.
+func (f *textFeeder) linger() {
+	deadline := time.Now().Add(time.Duration(f.lingerD.Load()))
+	for time.Now().Before(deadline) {
+		f.mu.Lock()
+		urgent := f.waiters > 0 || f.closed
+		f.mu.Unlock()
+		if urgent {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// setLeader picks the linger for the replica's role.
+func (f *textFeeder) setLeader(leader bool) {
+	d := followerFeederLinger
+	if leader {
+		d = feederLinger
+	}
+	f.lingerD.Store(int64(d))
+}
+
+// waitIndexed returns once bleve holds every change up to applied index idx. Entries without index changes
+// (raft configuration, barriers) never reach the feeder, so the target is the highest index handed in at or
+// below idx: the caller's read barrier guarantees every change up to idx has been handed in already.
+func (f *textFeeder) waitIndexed(ctx context.Context, idx uint64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	idx = min(idx, f.pending)
+	if f.indexed >= idx {
+		return nil
+	}
+	stop := context.AfterFunc(ctx, func() {
+		f.mu.Lock()
+		f.cond.Broadcast()
+		f.mu.Unlock()
+	})
+	defer stop()
+	f.waiters++
+	defer func() { f.waiters-- }()
+	for f.indexed < idx && ctx.Err() == nil && !f.closed {
+		select {
+		case f.kick <- struct{}{}:
+		default:
+		}
+		f.cond.Wait()
+	}
+	return ctx.Err()
+}
+
+// close flushes what is pending and stops the feeder.
+func (f *textFeeder) close() {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return
+	}
+	f.closed = true
+	f.mu.Unlock()
+	// Non-blocking: if a kick is already pending the feeder will see closed when it takes it, and if the feeder
+	// already saw closed and returned, a blocking send into a full buffer would wait forever.
+	select {
+	case f.kick <- struct{}{}:
+	default:
+	}
+	<-f.done
+	f.mu.Lock()
+	f.cond.Broadcast()
+	f.mu.Unlock()
+}

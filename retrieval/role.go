@@ -1,0 +1,10 @@
+package retrieval
+
+// SetLeader tells the indexes whether this replica leads its shard: a leader serves linearizable reads and keeps
+// its full-text index close behind; a follower batches full-text work more (see textFeeder).
+func (s *ShardIndex) SetLeader(leader bool) {
+	s.mu.RLock()
+	f := s.feed
+	s.mu.RUnlock()
+	f.setLeader(leader)
+}

@@ -1,0 +1,216 @@
+package retrieval
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/memcluster/memcluster/fulltext"
+	"github.com/memcluster/memcluster/memory"
+	"github.com/memcluster/memcluster/storage"
+	"github.com/memcluster/memcluster/vector"
+)
+
+// VectorIndex is what retrieval needs of a vector index (vector.Index satisfies it; an HNSW index could too).
+type VectorIndex interface {
+	Upsert(ns, id string, vec []float32) error
+	Delete(ns, id string) bool
+	Search(ns string, q []float32, k int, filter func(id string) bool) []vector.Hit
+	Score(ns, id string, q []float32) (float32, bool)
+	Dim() int
+}
+
+// TextIndex is what retrieval needs of a full-text index (fulltext.Index satisfies it).
+type TextIndex interface {
+	ApplyWithMarkers(put []fulltext.Doc, del []string, markers map[string][]byte) error
+	SearchContext(ctx context.Context, q fulltext.Query) ([]fulltext.Hit, error)
+	Marker(key string) ([]byte, error)
+	Close() error
+}
+
+// Records is what retrieval needs of the shard's durable state.
+type Records interface {
+	GetMemory(shard uint32, user, id string) (memory.Memory, error)
+	ScanShard(shard uint32, fn func(memory.Memory) bool) error
+	Applied(shard uint32) (index, term uint64, err error)
+}
+
+const markerApplied = "applied"
+
+// attrs is the in-memory copy of what vector-side filters test, so filtering does not touch Pebble.
+type attrs struct {
+	user       string
+	typ        memory.Type
+	agent, run string
+	occurred   time.Time
+	tags       []string
+}
+
+// ShardIndex holds one shard replica's derived indexes: vectors in memory, bleve on disk. It is fed by the
+// state machine (storage.Indexer) and rebuilt from Pebble when missing or behind.
+type ShardIndex struct {
+	shard uint32
+	db    Records
+	vec   VectorIndex
+	text  TextIndex
+	model string // embedding fingerprint: only vectors of this model are searchable
+	log   *slog.Logger
+
+	mu    sync.RWMutex
+	attrs map[string]*attrs
+	tl    *timelines // per-user order, actors and names, for the pipeline mode (timeline.go)
+	feed  *textFeeder
+}
+
+// OpenShardIndex wires the indexes of a shard and brings them up to date with its records.
+func OpenShardIndex(shard uint32, db Records, vec VectorIndex, text TextIndex, model string, log *slog.Logger) (*ShardIndex, error) {
+	s := &ShardIndex{shard: shard, db: db, vec: vec, text: text, model: model, log: log.With("shard", shard),
+		attrs: map[string]*attrs{}, tl: newTimelines()}
+	if err := s.load(); err != nil {
+		return nil, fmt.Errorf("load indexes of shard %d: %w", shard, err)
+	}
+	applied, _, err := db.Applied(shard)
+	if err != nil {
+		return nil, err
+	}
+	s.feed = newTextFeeder(text, applied, func(err error) {
+		// Derived state: the marker stays behind, so the next open re-feeds bleve from Pebble.
+		s.log.Error("full-text index update failed", "err", err)
+	})
+	return s, nil
+}
+
+// load fills the vector index and the attributes from Pebble, and re-feeds bleve when its marker does not match
+// the shard's applied index (a crash lost a suffix of its batches, or it is new).
+func (s *ShardIndex) load() error {
+	applied, _, err := s.db.Applied(s.shard)
+	if err != nil {
+		return err
+	}
+	mark, err := s.text.Marker(markerApplied)
+	if err != nil {
+		return err
+	}
+	reindex := len(mark) != 8 || binary.BigEndian.Uint64(mark) != applied
+	var docs []fulltext.Doc
+	start := time.Now()
+	n := 0
+	err = s.db.ScanShard(s.shard, func(m memory.Memory) bool {
+		s.indexVector(m)
+		n++
+		if reindex {
+			docs = append(docs, toDoc(m))
+			if len(docs) == 2048 {
+				err = s.text.ApplyWithMarkers(docs, nil, nil)
+				docs = docs[:0]
+			}
+		}
+		return err == nil
+	})
+	if err != nil {
+		return err
+	}
+	if reindex {
+		if err := s.text.ApplyWithMarkers(docs, nil, map[string][]byte{markerApplied: u64(applied)}); err != nil {
+			return err
+		}
+	}
+	s.log.Info("indexes loaded", "memories", n, "bleve_reindexed", reindex, "took", time.Since(start))
+	return nil
+}
+
+// Index implements storage.Indexer.
+func (s *ShardIndex) Index(applied uint64, puts []memory.Memory, dels []storage.Ref) {
+	docs := make([]fulltext.Doc, 0, len(puts))
+	for _, m := range puts {
+		s.indexVector(m)
+		docs = append(docs, toDoc(m))
+	}
+	ids := make([]string, 0, len(dels))
+	s.mu.Lock()
+	for _, d := range dels {
+		delete(s.attrs, d.ID)
+		s.tl.forgetLocked(d.UserID, d.ID)
+		ids = append(ids, d.ID)
+	}
+	s.mu.Unlock()
+	for _, d := range dels {
+		s.vec.Delete(d.UserID, d.ID)
+	}
+	s.feed.add(applied, docs, ids)
+}
+
+// WaitIndexed returns once the full-text index reflects every change up to the shard's applied index idx.
+func (s *ShardIndex) WaitIndexed(ctx context.Context, idx uint64) error {
+	return s.feed.waitIndexed(ctx, idx)
+}
+
+// Reset implements storage.Indexer: the shard's records were replaced by a snapshot.
+func (s *ShardIndex) Reset() {
+	s.feed.close()
+	s.mu.Lock()
+	old := s.attrs
+	s.attrs = map[string]*attrs{}
+	s.tl = newTimelines()
+	s.mu.Unlock()
+	ids := make([]string, 0, len(old))
+	for id, a := range old {
+		ids = append(ids, id)
+		s.vec.Delete(a.user, id)
+	}
+	if err := s.text.ApplyWithMarkers(nil, ids, map[string][]byte{markerApplied: u64(0)}); err != nil {
+		s.log.Error("clear full-text index", "err", err)
+	}
+	if err := s.load(); err != nil {
+		s.log.Error("reload indexes after restore", "err", err)
+	}
+	applied, _, _ := s.db.Applied(s.shard)
+	s.feed = newTextFeeder(s.text, applied, s.feed.fail)
+}
+
+func (s *ShardIndex) indexVector(m memory.Memory) {
+	s.mu.Lock()
+	s.attrs[m.ID] = &attrs{user: m.UserID, typ: m.Type, agent: m.AgentID, run: m.RunID, occurred: m.OccurredAt, tags: m.Tags}
+	s.tl.noteLocked(m)
+	s.mu.Unlock()
+	if m.EmbedModel == s.model && len(m.Embedding) == s.vec.Dim() {
+		if err := s.vec.Upsert(m.UserID, m.ID, m.Embedding); err != nil {
+			s.log.Warn("vector upsert", "id", m.ID, "err", err)
+		}
+	}
+}
+
+// Close closes the full-text index.
+func (s *ShardIndex) Close() error {
+	s.feed.close()
+	return s.text.Close()
+}
+
+func toDoc(m memory.Memory) fulltext.Doc {
+	return fulltext.Doc{ID: m.ID, UserID: m.UserID, AgentID: m.AgentID, RunID: m.RunID, Type: string(m.Type),
+		Text: m.Text, Tags: m.Tags, Entities: m.Entities, OccurredAt: m.OccurredAt}
+}
+
+func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+func (a *attrs) match(q *Query) bool {
+	if len(q.Types) > 0 && !slices.Contains(q.Types, a.typ) {
+		return false
+	}
+	if (q.AgentID != "" && a.agent != q.AgentID) || (q.RunID != "" && a.run != q.RunID) {
+		return false
+	}
+	if (!q.From.IsZero() && a.occurred.Before(q.From)) || (!q.To.IsZero() && !a.occurred.Before(q.To)) {
+		return false
+	}
+	for _, t := range q.Tags {
+		if !slices.Contains(a.tags, t) {
+			return false
+		}
+	}
+	return true
+}

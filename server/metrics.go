@@ -1,0 +1,38 @@
+package server
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+type metrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	shed     prometheus.Counter
+	limited  prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memcluster_api_requests_total",
+			Help: "API requests by operation and HTTP status."}, []string{"op", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "memcluster_api_request_seconds",
+			Help: "API request latency by operation.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"op"}),
+	}
+	m.shed = prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_api_shed_total",
+		Help: "Requests answered 429 because the node had no free in-flight slot."})
+	_ = reg.Register(m.shed)
+	m.limited = prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_api_rate_limited_total",
+		Help: "Requests answered 429 because their tenant was over its rate."})
+	_ = reg.Register(m.limited)
+	_ = reg.Register(m.requests)
+	_ = reg.Register(m.latency)
+	return m
+}
+
+func (m *metrics) observe(op string, code int, d time.Duration) {
+	m.requests.WithLabelValues(op, strconv.Itoa(code)).Inc()
+	m.latency.WithLabelValues(op).Observe(d.Seconds())
+}

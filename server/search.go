@@ -1,0 +1,100 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/memcluster/memcluster/apiv1"
+	"github.com/memcluster/memcluster/memory"
+	"github.com/memcluster/memcluster/retrieval"
+)
+
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
+	var req apiv1.SearchRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	q, err := s.buildQuery(req)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	shard, ok := s.shard(w, r, q.UserID)
+	if !ok {
+		return
+	}
+	if q.VectorWeight > 0 {
+		vecs, err := s.emb.Embed(r.Context(), []string{q.Text})
+		if err != nil {
+			writeError(w, http.StatusBadGateway, "embedding_failed", err.Error(), "")
+			return
+		}
+		q.Vector, q.EmbedModel = vecs[0], s.emb.Fingerprint()
+	}
+	res, err := s.c.Search(r.Context(), shard, q, req.Stale)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := apiv1.SearchResponse{Results: make([]apiv1.SearchResult, 0, len(res))}
+	for _, h := range res {
+		r := apiv1.SearchResult{Memory: h.Memory, Score: h.Score,
+			VectorScore: h.VectorScore, TextScore: h.TextScore, Recency: h.Recency, Context: h.Context, Actor: h.Actor}
+		if p := h.Plan; p != nil {
+			r.Plan = &apiv1.SearchPlan{Terms: p.Terms, Actors: p.Actors, TextQuery: p.TextQuery, Fusion: p.Fusion}
+		}
+		out.Results = append(out.Results, r)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// buildQuery applies the reference defaults to a request and validates it.
+func (s *Server) buildQuery(req apiv1.SearchRequest) (retrieval.Query, error) {
+	q := retrieval.NewQuery(req.UserID, req.Query)
+	q.AgentID, q.RunID, q.Tags, q.Now = req.AgentID, req.RunID, req.Tags, s.opts.Now().UTC()
+	q.Mode = req.Mode
+	if q.Mode == "" {
+		q.Mode = retrieval.ModeHybrid
+	}
+	if req.K != 0 {
+		q.K = req.K
+	}
+	if req.MinScore != nil {
+		q.MinScore = *req.MinScore
+	}
+	if req.VectorWeight != nil {
+		q.VectorWeight = *req.VectorWeight
+	}
+	if req.TextWeight != nil {
+		q.TextWeight = *req.TextWeight
+	}
+	if req.CandidateMultiplier != 0 {
+		q.CandidateMultiplier = req.CandidateMultiplier
+	}
+	for _, t := range req.Types {
+		typ, err := memory.ParseType(t)
+		if err != nil || t == "" {
+			return q, memory.FieldError("types", "unknown type %q", t)
+		}
+		q.Types = append(q.Types, typ)
+	}
+	if req.From != nil {
+		q.From = req.From.UTC()
+	}
+	if req.To != nil {
+		q.To = req.To.UTC()
+	}
+	if req.RecencyHalfLife != "" {
+		d, err := time.ParseDuration(req.RecencyHalfLife)
+		if err != nil || d <= 0 {
+			return q, memory.FieldError("recency_half_life", "not a positive Go duration: %q", req.RecencyHalfLife)
+		}
+		q.RecencyHalfLife = d
+	}
+	for _, t := range q.Tags {
+		if t == "" {
+			return q, memory.FieldError("tags", "empty tag")
+		}
+	}
+	return q, q.Validate()
+}

@@ -1,0 +1,216 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/pprof"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/memcluster/memcluster/apiv1"
+	"github.com/memcluster/memcluster/memory"
+	"github.com/memcluster/memcluster/retrieval"
+	"github.com/memcluster/memcluster/storage"
+)
+
+// Cluster is what the API needs of the node's cluster membership.
+type Cluster interface {
+	ShardFor(ctx context.Context, user string) (uint32, error)
+	Propose(ctx context.Context, shard uint32, cmd []byte) (storage.ApplyResult, error)
+	Search(ctx context.Context, shard uint32, q retrieval.Query, stale bool) ([]retrieval.Result, error)
+	Get(ctx context.Context, shard uint32, user, id string, stale bool) (memory.Memory, error)
+	Status(ctx context.Context) apiv1.ClusterStatus
+	Ready() (bool, string)
+	InternalHandler() http.Handler
+}
+
+// Embedder is what the API needs of an embedding provider.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	Fingerprint() string
+}
+
+// Options configures the API. Zero fields take the defaults stated.
+type Options struct {
+	MaxBodyBytes   int64         // default 1 MiB
+	RequestTimeout time.Duration // default 15s
+	Limits         memory.Limits // default memory.DefaultLimits
+	Logger         *slog.Logger  // default slog.Default()
+	Registry       *prometheus.Registry
+	Tracer         trace.Tracer // default the global provider's "memcluster/server"
+	Now            func() time.Time
+	// Pprof mounts net/http/pprof under /debug/pprof/ (off by default: it exposes internals).
+	Pprof bool
+	// Auth, when set, requires bearer tokens on /v1 and the cluster token on /internal; nil allows everything.
+	Auth *Auth
+	// MaxInFlight bounds concurrently served /v1 requests (default 512). A request that finds no slot within
+	// QueueWait (default 100ms) is answered 429 with Retry-After: the node sheds load instead of queueing
+	// without bound.
+	MaxInFlight int
+	QueueWait   time.Duration
+	// TenantRate limits each tenant (token, or user_id without authentication) to this many requests per
+	// second with TenantBurst (default: the rate) in reserve; 0 turns it off. Over it: 429 with Retry-After.
+	TenantRate  float64
+	TenantBurst int
+	// NodeCerts requires a verified client certificate (the cluster CA's) on the internal API: node-to-node
+	// calls are mutual TLS.
+	NodeCerts bool
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = 1 << 20
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = 15 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	if o.Tracer == nil {
+		o.Tracer = otel.GetTracerProvider().Tracer("memcluster/server")
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.MaxInFlight == 0 {
+		o.MaxInFlight = 512
+	}
+	if o.QueueWait == 0 {
+		o.QueueWait = 100 * time.Millisecond
+	}
+	return o
+}
+
+// Server serves /v1, health, metrics and the internal node-to-node API.
+type Server struct {
+	c       Cluster
+	emb     Embedder
+	ids     *memory.IDSource
+	opts    Options
+	log     *slog.Logger
+	metrics *metrics
+	mux     *http.ServeMux
+	slots   chan struct{}
+	limits  *tenantLimits
+}
+
+// New returns the API of one node.
+func New(c Cluster, emb Embedder, opts Options) *Server {
+	opts = opts.withDefaults()
+	s := &Server{c: c, emb: emb, ids: memory.NewIDSource(), opts: opts, log: opts.Logger,
+		metrics: newMetrics(opts.Registry), mux: http.NewServeMux(), slots: make(chan struct{}, opts.MaxInFlight),
+		limits: newTenantLimits(opts.TenantRate, opts.TenantBurst)}
+	s.route("POST "+apiv1.PathMemories, "put", RoleWriter, s.handlePut)
+	s.route("POST "+apiv1.PathMemoriesBatch, "put_batch", RoleWriter, s.handlePutBatch)
+	s.route("GET "+apiv1.PathMemory, "get", RoleReader, s.handleGet)
+	s.route("DELETE "+apiv1.PathMemory, "delete", RoleWriter, s.handleDelete)
+	s.route("POST "+apiv1.PathSearch, "search", RoleReader, s.handleSearch)
+	s.route("DELETE "+apiv1.PathUser, "forget", RoleWriter, s.handleForget)
+	s.route("GET "+apiv1.PathClusterStatus, "status", RoleReader, s.handleStatus)
+	s.mux.HandleFunc("GET "+apiv1.PathHealthz, func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	s.mux.HandleFunc("GET "+apiv1.PathReadyz, s.handleReady)
+	s.mux.Handle("GET "+apiv1.PathMetrics, promhttp.HandlerFor(opts.Registry, promhttp.HandlerOpts{}))
+	s.mux.Handle("/internal/v1/", requireNodeCert(opts.NodeCerts, opts.Auth.internal(c.InternalHandler())))
+	if opts.Pprof {
+		s.mux.HandleFunc("/debug/pprof/", pprof.Index)
+		s.mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		s.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", "no route for "+r.Method+" "+r.URL.Path, "")
+	})
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// route wraps a /v1 handler with the body limit, timeout, authorization, trace span and metrics.
+func (s *Server) route(pattern, name string, need Role, h func(http.ResponseWriter, *http.Request)) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
+		defer cancel()
+		ctx, span := s.opts.Tracer.Start(ctx, "api."+name)
+		defer span.End()
+		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		defer func() { s.metrics.observe(name, sw.status, time.Since(start)) }()
+		if !s.acquire(ctx) {
+			s.metrics.shed.Inc()
+			writeError(sw, http.StatusTooManyRequests, "overloaded",
+				fmt.Sprintf("more than %d requests in flight; retry later", s.opts.MaxInFlight), "")
+			return
+		}
+		defer func() { <-s.slots }()
+		p, ok := s.authorize(sw, r, need, name)
+		if !ok {
+			return
+		}
+		if ok, wait := s.limits.allow(tenantOf(p, r), time.Now()); !ok {
+			s.metrics.limited.Inc()
+			sw.Header().Set("Retry-After", retryAfter(wait))
+			writeJSON(sw, http.StatusTooManyRequests, apiv1.Error{Error: apiv1.ErrorBody{Code: "rate_limited",
+				Message: fmt.Sprintf("tenant over %g requests/s; retry in %s", s.opts.TenantRate, wait.Round(time.Millisecond))}})
+			return
+		}
+		if name == "forget" {
+			// Audit trail of destructive operator actions: who (role and token fingerprint, never the token).
+			s.log.Info("audit", "op", name, "principal", p.name, "user_id", r.PathValue("user_id"), "remote", r.RemoteAddr)
+		}
+		h(sw, r.WithContext(ctx))
+	})
+}
+
+// acquire takes an in-flight slot, waiting at most QueueWait.
+func (s *Server) acquire(ctx context.Context) bool {
+	select {
+	case s.slots <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(s.opts.QueueWait)
+	defer t.Stop()
+	select {
+	case s.slots <- struct{}{}:
+		return true
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
+	if ok, why := s.c.Ready(); !ok {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", why, "")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.c.Status(r.Context()))
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}

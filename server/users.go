@@ -1,0 +1,28 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/memcluster/memcluster/apiv1"
+	"github.com/memcluster/memcluster/storage"
+)
+
+// handleForget removes every memory of a user as one raft entry on the user's shard: all or nothing.
+func (s *Server) handleForget(w http.ResponseWriter, r *http.Request) {
+	user := r.PathValue("user_id")
+	if err := s.opts.Limits.ValidateID("user_id", user, true); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	shard, ok := s.shard(w, r, user)
+	if !ok {
+		return
+	}
+	res, ok := s.commit(w, r, shard)(storage.EncodeDeleteUser(storage.DeleteUserPayload{UserID: user,
+		RequestID: s.ids.New(s.opts.Now())}))
+	if !ok {
+		return
+	}
+	s.log.Info("user forgotten", "user_id", user, "memories", res.Deleted)
+	writeJSON(w, http.StatusOK, apiv1.ForgetResponse{UserID: user, Deleted: res.Deleted})
+}

@@ -1,0 +1,159 @@
+package storage
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/memcluster/memcluster/memory"
+)
+
+// Command encoding: [format version][type][payload]. Everything non-deterministic (ids, clocks, embeddings) is
+// decided by the proposer and carried in the payload; replicas only decode and write.
+const commandVersion = 1
+
+// CommandType names a state change.
+type CommandType uint8
+
+// Command types of format version 1. Never renumber; add new types at the end.
+const (
+	CmdPut        CommandType = 1 // payload: uvarint count, then count × (uvarint len, record)
+	CmdDelete     CommandType = 2 // payload: JSON DeletePayload
+	CmdDeleteUser CommandType = 3 // payload: JSON DeleteUserPayload
+	// CmdSetEmbeddings replaces the embeddings of existing memories (after the embedding model changed);
+	// a memory deleted meanwhile stays deleted. Payload: JSON SetEmbeddingsPayload.
+	CmdSetEmbeddings CommandType = 4
+)
+
+// ErrUnknownCommand marks an entry this binary cannot decode; the replica must stop rather than skip it.
+var ErrUnknownCommand = errors.New("unknown command")
+
+// Command is a decoded log entry.
+type Command struct {
+	Type       CommandType
+	Puts       []memory.Memory
+	Delete     DeletePayload
+	DeleteUser DeleteUserPayload
+	SetEmbed   SetEmbeddingsPayload
+}
+
+// SetEmbeddingsPayload carries new embeddings, computed by the proposer.
+type SetEmbeddingsPayload struct {
+	Items []EmbeddingUpdate `json:"items"`
+}
+
+// EmbeddingUpdate is the new embedding of one memory.
+type EmbeddingUpdate struct {
+	UserID string    `json:"user_id"`
+	ID     string    `json:"id"`
+	Model  string    `json:"model"`
+	Vector []float32 `json:"vector"`
+}
+
+// DeletePayload removes memories of one user. RequestID, chosen by the proposer, makes a retried proposal
+// (after a leader change lost the first answer) report what the first application did instead of "nothing".
+type DeletePayload struct {
+	UserID    string   `json:"user_id"`
+	IDs       []string `json:"ids"`
+	RequestID string   `json:"request_id,omitempty"`
+}
+
+// DeleteUserPayload removes every memory of one user in the shard.
+type DeleteUserPayload struct {
+	UserID    string `json:"user_id"`
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// EncodePut encodes a put of one or more memories.
+func EncodePut(ms []memory.Memory) ([]byte, error) {
+	buf := []byte{commandVersion, byte(CmdPut)}
+	buf = binary.AppendUvarint(buf, uint64(len(ms)))
+	for i := range ms {
+		rec, err := EncodeMemory(&ms[i])
+		if err != nil {
+			return nil, err
+		}
+		buf = binary.AppendUvarint(buf, uint64(len(rec)))
+		buf = append(buf, rec...)
+	}
+	return buf, nil
+}
+
+// EncodeDelete encodes a delete.
+func EncodeDelete(p DeletePayload) ([]byte, error) { return encodeJSON(CmdDelete, p) }
+
+// EncodeSetEmbeddings encodes new embeddings for existing memories.
+func EncodeSetEmbeddings(p SetEmbeddingsPayload) ([]byte, error) {
+	return encodeJSON(CmdSetEmbeddings, p)
+}
+
+// EncodeDeleteUser encodes the removal of a user's memories.
+func EncodeDeleteUser(p DeleteUserPayload) ([]byte, error) { return encodeJSON(CmdDeleteUser, p) }
+
+func encodeJSON(t CommandType, v any) ([]byte, error) {
+	js, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode command %d: %w", t, err)
+	}
+	return append([]byte{commandVersion, byte(t)}, js...), nil
+}
+
+// DecodeCommand decodes a log entry's data. Any error wraps ErrUnknownCommand.
+func DecodeCommand(b []byte) (Command, error) {
+	var c Command
+	if len(b) < 2 || b[0] != commandVersion {
+		return c, fmt.Errorf("%w: format version", ErrUnknownCommand)
+	}
+	c.Type = CommandType(b[1])
+	p := b[2:]
+	var err error
+	switch c.Type {
+	case CmdPut:
+		c.Puts, err = decodePuts(p)
+	case CmdDelete:
+		err = strictJSON(p, &c.Delete)
+	case CmdDeleteUser:
+		err = strictJSON(p, &c.DeleteUser)
+	case CmdSetEmbeddings:
+		err = strictJSON(p, &c.SetEmbed)
+	default:
+		return c, fmt.Errorf("%w: type %d", ErrUnknownCommand, c.Type)
+	}
+	if err != nil {
+		return c, fmt.Errorf("%w: type %d: %v", ErrUnknownCommand, c.Type, err)
+	}
+	return c, nil
+}
+
+func decodePuts(p []byte) ([]memory.Memory, error) {
+	n, w := binary.Uvarint(p)
+	if w <= 0 || n > uint64(len(p)) {
+		return nil, errors.New("put count")
+	}
+	p = p[w:]
+	out := make([]memory.Memory, 0, n)
+	for i := uint64(0); i < n; i++ {
+		l, w := binary.Uvarint(p)
+		if w <= 0 || uint64(len(p)-w) < l {
+			return nil, errors.New("put record length")
+		}
+		m, err := DecodeMemory(p[w : w+int(l)])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+		p = p[w+int(l):]
+	}
+	if len(p) != 0 {
+		return nil, errors.New("trailing bytes")
+	}
+	return out, nil
+}
+
+func strictJSON(p []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(p))
+	d.DisallowUnknownFields()
+	return d.Decode(v)
+}

@@ -1,0 +1,201 @@
+package storage
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/memcluster/memcluster/memory"
+)
+
+// ErrFormat is returned when the DB was written by an unknown key format version.
+var ErrFormat = errors.New("unsupported key format version")
+
+// Options configures the node's DB. The zero value is valid.
+type Options struct {
+	// FS, when set, replaces the OS filesystem (tests use vfs.NewMem or pebble's crash-simulating FS).
+	FS vfs.FS
+	// CacheSize is Pebble's block cache in bytes; default 64 MiB.
+	CacheSize int64
+	// Logger receives Pebble's events; default slog.Default().
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.CacheSize == 0 {
+		o.CacheSize = 64 << 20
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// DB is a node's Pebble DB holding every shard's keyspace and raft log.
+type DB struct {
+	db  *pebble.DB
+	log *slog.Logger
+}
+
+// Open opens or creates the DB in dir and checks its key format version.
+func Open(dir string, opts Options) (*DB, error) {
+	opts = opts.withDefaults()
+	cache := pebble.NewCache(opts.CacheSize)
+	defer cache.Unref()
+	po := &pebble.Options{Cache: cache, FS: opts.FS, Logger: pebbleLogger{opts.Logger}}
+	pdb, err := pebble.Open(dir, po)
+	if err != nil {
+		return nil, fmt.Errorf("open pebble %s: %w", dir, err)
+	}
+	d := &DB{db: pdb, log: opts.Logger}
+	if err := d.checkFormat(); err != nil {
+		pdb.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *DB) checkFormat() error {
+	v, closer, err := d.db.Get(keyFormat)
+	if errors.Is(err, pebble.ErrNotFound) {
+		var b [4]byte
+		binary.BigEndian.PutUint32(b[:], KeyFormatVersion)
+		return d.db.Set(keyFormat, b[:], pebble.Sync)
+	}
+	if err != nil {
+		return fmt.Errorf("read key format: %w", err)
+	}
+	defer closer.Close()
+	if len(v) != 4 || binary.BigEndian.Uint32(v) != KeyFormatVersion {
+		return fmt.Errorf("%w: %x (this binary knows %d)", ErrFormat, v, KeyFormatVersion)
+	}
+	return nil
+}
+
+// Pebble exposes the underlying DB for the raft log store, which shares it so that one WAL fsync covers every
+// shard's appends.
+func (d *DB) Pebble() *pebble.DB { return d.db }
+
+// Close closes the DB.
+func (d *DB) Close() error { return d.db.Close() }
+
+// GetNode reads a node-local value; nil when absent.
+func (d *DB) GetNode(name string) ([]byte, error) {
+	return d.get(NodeKey(name))
+}
+
+// SetNode durably writes a node-local value.
+func (d *DB) SetNode(name string, v []byte) error {
+	return d.db.Set(NodeKey(name), v, pebble.Sync)
+}
+
+func (d *DB) get(k []byte) ([]byte, error) {
+	v, closer, err := d.db.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer closer.Close()
+	return append([]byte(nil), v...), nil
+}
+
+// GetMemory reads one memory of user in shard.
+func (d *DB) GetMemory(shard uint32, user, id string) (memory.Memory, error) {
+	v, err := d.get(MemoryKey(shard, user, id))
+	if err != nil {
+		return memory.Memory{}, fmt.Errorf("get memory %s: %w", id, err)
+	}
+	if v == nil {
+		return memory.Memory{}, memory.ErrNotFound
+	}
+	return DecodeMemory(v)
+}
+
+// ScanShard calls fn for every memory of shard in key order; fn returning false stops the scan.
+func (d *DB) ScanShard(shard uint32, fn func(memory.Memory) bool) error {
+	lo, hi := dataRange(shard)
+	return d.scan(lo, hi, fn)
+}
+
+// ScanUser calls fn for every memory of user in shard, oldest first.
+func (d *DB) ScanUser(shard uint32, user string, fn func(memory.Memory) bool) error {
+	lo, hi := UserRange(shard, user)
+	return d.scan(lo, hi, fn)
+}
+
+func (d *DB) scan(lo, hi []byte, fn func(memory.Memory) bool) error {
+	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		m, err := DecodeMemory(it.Value())
+		if err != nil {
+			return fmt.Errorf("scan %x: %w", it.Key(), err)
+		}
+		if !fn(m) {
+			break
+		}
+	}
+	return it.Error()
+}
+
+// Applied returns the raft index and term a shard's state reflects.
+func (d *DB) Applied(shard uint32) (index, term uint64, err error) {
+	v, err := d.get(appliedKey(shard))
+	if err != nil || v == nil {
+		return 0, 0, err
+	}
+	if len(v) != 16 {
+		return 0, 0, fmt.Errorf("applied index of shard %d: %w", shard, ErrBadKey)
+	}
+	return binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:]), nil
+}
+
+// Restoring reports whether a snapshot restore of shard was interrupted.
+func (d *DB) Restoring(shard uint32) (bool, error) {
+	v, err := d.get(restoreKey(shard))
+	return v != nil, err
+}
+
+// DropShard removes a shard's state and raft log (the replica moved away).
+func (d *DB) DropShard(shard uint32) error {
+	b := d.db.NewBatch()
+	defer b.Close()
+	lo, hi := ShardRange(shard)
+	if err := b.DeleteRange(lo, hi, nil); err != nil {
+		return err
+	}
+	rp := RaftPrefix(shard)
+	if err := b.DeleteRange(rp, prefixEnd(rp), nil); err != nil {
+		return err
+	}
+	return b.Commit(pebble.Sync)
+}
+
+func appliedValue(index, term uint64) []byte {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:], index)
+	binary.BigEndian.PutUint64(b[8:], term)
+	return b[:]
+}
+
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
+}
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
+}
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
+	panic(fmt.Sprintf(format, args...))
+}

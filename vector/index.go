@@ -1,0 +1,175 @@
+package vector
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// Index is a vector index partitioned by namespace, scored by exact
+// float32 dot products (see Options.Exact for the quantized candidate scan). It is safe for
+// concurrent use: searches run in parallel, and each namespace has its own
+// lock so writes to one user's vectors never block another user's searches.
+type Index struct {
+	dim   int
+	opts  Options
+	quant bool // namespaces keep an int8 slab and searches scan it
+	total atomic.Int64
+
+	mu     sync.RWMutex // guards spaces (the map only, not the namespaces)
+	spaces map[string]*namespace
+}
+
+// New returns an empty index of vectors with dim components, using default Options.
+// It panics if dim < 1, a programming error.
+func New(dim int) *Index { return NewWithOptions(dim, Options{}) }
+
+// NewWithOptions is New with tuning options.
+func NewWithOptions(dim int, o Options) *Index {
+	if dim < 1 {
+		panic(fmt.Sprintf("vector: dimension %d < 1", dim))
+	}
+	return &Index{
+		dim:    dim,
+		opts:   o.withDefaults(),
+		quant:  !o.Exact && dim >= minQuantDim,
+		spaces: make(map[string]*namespace),
+	}
+}
+
+// Dim returns the vector dimension.
+func (ix *Index) Dim() int { return ix.dim }
+
+// Len returns the number of vectors across all namespaces.
+func (ix *Index) Len() int { return int(ix.total.Load()) }
+
+// NamespaceLen returns the number of vectors in namespace ns.
+func (ix *Index) NamespaceLen(ns string) int {
+	n := ix.lookup(ns)
+	if n == nil {
+		return 0
+	}
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return len(n.ids)
+}
+
+// Upsert stores a copy of vec under (ns, id), replacing any vector already there.
+func (ix *Index) Upsert(ns, id string, vec []float32) error {
+	if len(vec) != ix.dim {
+		return fmt.Errorf("%w: got %d, want %d", ErrDimension, len(vec), ix.dim)
+	}
+	if id == "" {
+		return ErrEmptyID
+	}
+	for {
+		n := ix.lookupOrCreate(ns)
+		n.mu.Lock()
+		if n.dropped { // lost a race with DropNamespace or an emptying Delete
+			n.mu.Unlock()
+			continue
+		}
+		if n.upsert(id, vec) {
+			ix.total.Add(1)
+		}
+		n.mu.Unlock()
+		return nil
+	}
+}
+
+// Delete removes (ns, id) and reports whether it existed.
+func (ix *Index) Delete(ns, id string) bool {
+	n := ix.lookup(ns)
+	if n == nil {
+		return false
+	}
+	n.mu.Lock()
+	if n.dropped { // DropNamespace took it (and its count) first
+		n.mu.Unlock()
+		return false
+	}
+	ok := n.remove(id, ix.dim)
+	empty := len(n.ids) == 0
+	n.mu.Unlock()
+	if ok {
+		ix.total.Add(-1)
+	}
+	if empty {
+		ix.dropIfEmpty(ns, n)
+	}
+	return ok
+}
+
+// DropNamespace removes every vector of namespace ns.
+func (ix *Index) DropNamespace(ns string) {
+	// Unmap first and release ix.mu, so a long search holding n.mu cannot
+	// stall every other namespace's lookups behind this drop.
+	ix.mu.Lock()
+	n := ix.spaces[ns]
+	delete(ix.spaces, ns)
+	ix.mu.Unlock()
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ix.total.Add(-int64(len(n.ids)))
+	n.dropped = true // writers still holding n retry against a fresh namespace
+}
+
+// dropIfEmpty unmaps n if it is still ns's namespace and still empty, so
+// users who delete everything leave no map entry behind. Lock order is
+// always ix.mu then n.mu.
+func (ix *Index) dropIfEmpty(ns string, n *namespace) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.spaces[ns] != n {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.ids) == 0 {
+		n.dropped = true
+		delete(ix.spaces, ns)
+	}
+}
+
+func (ix *Index) lookup(ns string) *namespace {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.spaces[ns]
+}
+
+func (ix *Index) lookupOrCreate(ns string) *namespace {
+	if n := ix.lookup(ns); n != nil {
+		return n
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	n := ix.spaces[ns]
+	if n == nil {
+		n = newNamespace(ix.quant)
+		ix.spaces[ns] = n
+	}
+	return n
+}
+
+// Score returns the exact score (dot product) of q against the stored vector of id in namespace ns, and false
+// when ns has no such id or q has the wrong length. Hybrid search uses it to score candidates that only the
+// full-text side found, without reading their records.
+func (ix *Index) Score(ns, id string, q []float32) (float32, bool) {
+	if len(q) != ix.dim {
+		return 0, false
+	}
+	n := ix.lookup(ns)
+	if n == nil {
+		return 0, false
+	}
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	s, ok := n.slot[id]
+	if !ok || n.dropped {
+		return 0, false
+	}
+	return dot(q, n.slab[s*ix.dim:(s+1)*ix.dim]), true
+}

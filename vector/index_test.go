@@ -1,0 +1,237 @@
+package vector
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fill upserts n random unit vectors into ns and returns them by id.
+func fill(t testing.TB, ix *Index, r *rand.Rand, ns string, n int) map[string][]float32 {
+	t.Helper()
+	vecs := make(map[string][]float32, n)
+	for i := range n {
+		id := fmt.Sprintf("%s-%d", ns, i)
+		vecs[id] = randUnit(r, ix.Dim())
+		if err := ix.Upsert(ns, id, vecs[id]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return vecs
+}
+
+func checkSearch(t *testing.T, ix *Index, ns string, vecs map[string][]float32, q []float32, k int, filter func(string) bool) {
+	t.Helper()
+	got := ix.Search(ns, q, k, filter)
+	want := naiveSearch(vecs, q, k, filter)
+	if len(want) == 0 {
+		want = nil
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ns %s k %d: got %v\nwant %v", ns, k, got, want)
+	}
+}
+
+func TestSearchMatchesNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, dim := range []int{3, 17, 64, 256, 385} {
+		for _, opts := range []Options{{}, {ParallelMin: 50, Workers: 3}} {
+			ix := NewWithOptions(dim, opts)
+			a := fill(t, ix, r, "a", 500)
+			fill(t, ix, r, "b", 300) // must never leak into a's results
+			for _, k := range []int{1, 5, 10, 499, 500, 1000} {
+				checkSearch(t, ix, "a", a, randUnit(r, dim), k, nil)
+			}
+		}
+	}
+}
+
+func TestFilter(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 2))
+	for _, opts := range []Options{{}, {ParallelMin: 50, Workers: 4}} {
+		ix := NewWithOptions(32, opts)
+		vecs := fill(t, ix, r, "u", 400)
+		even := func(id string) bool { return (id[len(id)-1]-'0')%2 == 0 }
+		checkSearch(t, ix, "u", vecs, randUnit(r, 32), 20, even)
+		none := func(string) bool { return false }
+		if hits := ix.Search("u", randUnit(r, 32), 5, none); len(hits) != 0 {
+			t.Fatalf("filter rejecting all: %v", hits)
+		}
+	}
+}
+
+func TestTiesBrokenByID(t *testing.T) {
+	ix := New(4)
+	v := []float32{1, 0, 0, 0}
+	for _, id := range []string{"d", "b", "a", "c", "e"} {
+		if err := ix.Upsert("u", id, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ids []string
+	for _, h := range ix.Search("u", v, 3, nil) {
+		ids = append(ids, h.ID)
+	}
+	if got := strings.Join(ids, ","); got != "a,b,c" {
+		t.Fatalf("got %s, want a,b,c", got)
+	}
+}
+
+// TestRandomOps drives upserts, replaces, deletes and drops against a map
+// model and checks the full contents after each round through Search.
+func TestRandomOps(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	const dim = 12
+	ix := New(dim)
+	model := map[string]map[string][]float32{}
+	for range 30 {
+		for range 200 {
+			ns, id := fmt.Sprint("n", r.IntN(3)), fmt.Sprint("i", r.IntN(60))
+			switch op := r.IntN(10); {
+			case op < 6:
+				v := randUnit(r, dim)
+				if err := ix.Upsert(ns, id, v); err != nil {
+					t.Fatal(err)
+				}
+				if model[ns] == nil {
+					model[ns] = map[string][]float32{}
+				}
+				model[ns][id] = append([]float32(nil), v...)
+				v[0] = 42 // Upsert must have copied; the model holds the original
+			case op < 9:
+				_, want := model[ns][id]
+				if got := ix.Delete(ns, id); got != want {
+					t.Fatalf("Delete(%s,%s) = %v, want %v", ns, id, got, want)
+				}
+				delete(model[ns], id)
+			default:
+				ix.DropNamespace(ns)
+				delete(model, ns)
+			}
+		}
+		checkModel(t, ix, r, model)
+	}
+}
+
+func checkModel(t *testing.T, ix *Index, r *rand.Rand, model map[string]map[string][]float32) {
+	t.Helper()
+	total := 0
+	for ns := range 3 {
+		name := fmt.Sprint("n", ns)
+		vecs := model[name]
+		total += len(vecs)
+		if got := ix.NamespaceLen(name); got != len(vecs) {
+			t.Fatalf("NamespaceLen(%s) = %d, want %d", name, got, len(vecs))
+		}
+		checkSearch(t, ix, name, vecs, randUnit(r, ix.Dim()), 1000, nil)
+	}
+	if ix.Len() != total {
+		t.Fatalf("Len = %d, want %d", ix.Len(), total)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	ix := New(8)
+	if err := ix.Upsert("u", "x", make([]float32, 7)); !errors.Is(err, ErrDimension) {
+		t.Fatalf("short vector: %v", err)
+	}
+	if err := ix.Upsert("u", "x", make([]float32, 9)); !errors.Is(err, ErrDimension) {
+		t.Fatalf("long vector: %v", err)
+	}
+	if err := ix.Upsert("u", "", make([]float32, 8)); !errors.Is(err, ErrEmptyID) {
+		t.Fatalf("empty id: %v", err)
+	}
+	if ix.Len() != 0 || ix.NamespaceLen("u") != 0 {
+		t.Fatal("failed upserts stored something")
+	}
+	if hits := ix.Search("u", make([]float32, 7), 3, nil); hits != nil {
+		t.Fatalf("wrong-dimension query: %v", hits)
+	}
+	if hits := ix.Search("nobody", make([]float32, 8), 3, nil); hits != nil {
+		t.Fatalf("unknown namespace: %v", hits)
+	}
+	if hits := ix.Search("u", make([]float32, 8), 0, nil); hits != nil {
+		t.Fatalf("k=0: %v", hits)
+	}
+}
+
+func TestNewPanicsOnBadDim(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("New(0) did not panic")
+		}
+	}()
+	New(0)
+}
+
+// TestConcurrent is for -race: writers, deleters, droppers and searchers on
+// overlapping namespaces, with parallel scans forced by a low ParallelMin,
+// at dim 16 (float32 scan only) and dim 64 (int8 scan with re-rank once a
+// namespace has more than 80 rows).
+func TestConcurrent(t *testing.T) {
+	for _, dim := range []int{16, 64} {
+		t.Run(fmt.Sprint("dim=", dim), func(t *testing.T) { testConcurrent(t, dim) })
+	}
+}
+
+func testConcurrent(t *testing.T, dim int) {
+	ix := NewWithOptions(dim, Options{ParallelMin: 64, Workers: 3})
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), 9))
+			for i := range 2000 {
+				ns, id := fmt.Sprint("n", r.IntN(3)), fmt.Sprint(r.IntN(300))
+				switch r.IntN(20) {
+				case 0:
+					ix.DropNamespace(ns)
+				case 1, 2, 3:
+					ix.Delete(ns, id)
+				case 4, 5, 6, 7, 8, 9:
+					if err := ix.Upsert(ns, id, randUnit(r, dim)); err != nil {
+						t.Error(err)
+					}
+				default:
+					hits := ix.Search(ns, randUnit(r, dim), 10, func(string) bool { return i%2 == 0 })
+					for j := 1; j < len(hits); j++ {
+						if better(hits[j], hits[j-1]) {
+							t.Errorf("hits out of order: %v", hits)
+						}
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	sum := 0
+	for ns := range 3 {
+		sum += ix.NamespaceLen(fmt.Sprint("n", ns))
+	}
+	if sum != ix.Len() {
+		t.Fatalf("Len %d, namespaces hold %d", ix.Len(), sum)
+	}
+}
+
+func TestShrinkKeepsContents(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	ix := New(8)
+	vecs := fill(t, ix, r, "u", 5000)
+	for id := range vecs {
+		if len(vecs) == 100 {
+			break
+		}
+		ix.Delete("u", id)
+		delete(vecs, id)
+	}
+	checkSearch(t, ix, "u", vecs, randUnit(r, 8), 1000, nil)
+	for id := range vecs {
+		ix.Delete("u", id)
+	}
+	if ix.Len() != 0 || ix.NamespaceLen("u") != 0 {
+		t.Fatalf("Len %d after deleting all", ix.Len())
+	}
+}

@@ -1,0 +1,68 @@
+package vector
+
+import "runtime"
+
+// Options tunes an Index. Zero fields take defaults.
+type Options struct {
+	// ParallelMin is the namespace size (rows) from which a search is split
+	// across goroutines; below it goroutine start-up costs more than it saves.
+	// Default 16384.
+	ParallelMin int
+	// Workers caps the goroutines one search uses. Default runtime.GOMAXPROCS(0),
+	// read at search time so it follows later changes.
+	Workers int
+	// Exact turns the quantized scan off: every search scores every row in
+	// float32, and no int8 copy of the vectors is kept (saves dim+4 bytes per
+	// vector). By default, for dimensions of at least 64, a search scans an
+	// int8 copy of the rows (a quarter of the bytes), keeps the best
+	// max(k*Rerank, RerankMin) candidates and re-scores those exactly, so
+	// returned scores are always exact float32 dot products.
+	Exact bool
+	// Rerank is the re-rank factor R of the quantized scan. Default 8.
+	Rerank int
+	// RerankMin is the least number of candidates the quantized scan
+	// re-scores, whatever k. Default 64.
+	RerankMin int
+}
+
+const (
+	defaultParallelMin = 16 << 10
+	defaultRerank      = 8
+	defaultRerankMin   = 64
+	// minQuantDim is the smallest dimension that gets an int8 slab: below it
+	// a row is a cache line or less, per-row work dominates the scan, and a
+	// few large components dominate a vector's quantization error.
+	minQuantDim = 64
+)
+
+func (o Options) withDefaults() Options {
+	if o.ParallelMin <= 0 {
+		o.ParallelMin = defaultParallelMin
+	}
+	if o.Rerank <= 0 {
+		o.Rerank = defaultRerank
+	}
+	if o.RerankMin <= 0 {
+		o.RerankMin = defaultRerankMin
+	}
+	return o
+}
+
+// candidates is how many rows the quantized scan keeps for exact re-ranking.
+func (o Options) candidates(k int) int { return max(k*o.Rerank, o.RerankMin) }
+
+// workers is the number of goroutines to scan n rows with.
+func (o Options) workers(n int) int {
+	if n < o.ParallelMin {
+		return 1
+	}
+	w := o.Workers
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	// Keep each part at least half of ParallelMin rows so tiny parts are not spawned.
+	if most := 2 * n / o.ParallelMin; w > most {
+		w = most
+	}
+	return max(w, 1)
+}

@@ -1,0 +1,69 @@
+package vector
+
+import "math"
+
+// quantize writes the symmetric int8 quantization of v into dst and returns
+// its scale: v[i] ≈ scale * dst[i], scale = max|v[i]| / 127, values rounded
+// to nearest and kept in [-127, 127] (never -128, so negation is safe and
+// the kernel's int16 products can never reach the VPMADDWD overflow case).
+//
+// The scale is per vector rather than global: it costs 4 bytes per row,
+// needs no re-quantization when later vectors have larger components, and
+// uses the full int8 range for every row. For unit vectors of dim d the
+// largest component is about 3.5/sqrt(d), so a global scale of 1/127 (the
+// only one safe for any unit vector) would waste ~3 of the 7 bits.
+func quantize(dst []int8, v []float32) float32 {
+	dst = dst[:len(v)]
+	var m float32
+	for _, x := range v {
+		m = max(m, float32(math.Abs(float64(x))))
+	}
+	if m == 0 || m != m || m > math.MaxFloat32 { // zero, NaN or Inf: all zeros
+		clear(dst)
+		return 0
+	}
+	inv := 127 / m
+	for i, x := range v {
+		r := math.Round(float64(x * inv))
+		dst[i] = int8(min(max(r, -127), 127))
+	}
+	return m / 127
+}
+
+// quantizeQuery is quantize widened to int16, the layout the int8 kernel
+// multiplies with (VPMADDWD takes int16 pairs). The query's own scale is a
+// positive constant for the whole search, so ranking ignores it.
+func quantizeQuery(dst []int16, q []float32) {
+	tmp := make([]int8, len(q))
+	quantize(tmp, q)
+	for i, x := range tmp {
+		dst[i] = int16(x)
+	}
+}
+
+// dotI8Generic is the portable int8 dot product of q and r[:len(q)], with
+// int32 wrap-around arithmetic like the assembly (with |values| <= 127 it
+// cannot overflow below 133k dimensions).
+func dotI8Generic(q []int16, r []int8) int32 {
+	r = r[:len(q)]
+	var s0, s1, s2, s3 int32
+	i := 0
+	for ; i+4 <= len(q); i += 4 {
+		s0 += int32(q[i]) * int32(r[i])
+		s1 += int32(q[i+1]) * int32(r[i+1])
+		s2 += int32(q[i+2]) * int32(r[i+2])
+		s3 += int32(q[i+3]) * int32(r[i+3])
+	}
+	for ; i < len(q); i++ {
+		s0 += int32(q[i]) * int32(r[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// dotBatchI8Generic sets out[i] to q · row i of rows (rows is len(q)-strided).
+func dotBatchI8Generic(q []int16, rows []int8, out []int32) {
+	dim := len(q)
+	for i := range out {
+		out[i] = dotI8Generic(q, rows[i*dim:(i+1)*dim])
+	}
+}

@@ -1,0 +1,147 @@
+package vector
+
+import "sync"
+
+// blockRows is how many rows one kernel call scores; the scores fit in 1 KiB
+// of stack, and the per-call overhead is amortised over many rows.
+const blockRows = 256
+
+// Search returns up to k hits of namespace ns best first by dot product with
+// q, ties broken by id; scores are exact float32 dot products. filter, if
+// non-nil, excludes ids for which it returns false; it is called only for
+// rows that would enter the top k (or, on the quantized path, the top
+// max(k*Rerank, RerankMin) candidates), never concurrently, and while ns is
+// read-locked, so it must not write to ns. A query whose length is not
+// Dim() matches nothing.
+//
+// Unless Options.Exact is set (or Dim() < 64), a namespace with more rows
+// than the candidate count is searched approximately-then-exactly: an int8
+// scan picks the candidates and they are re-scored in float32. A true top-k
+// row is missed only if its int8 score falls below that of all candidates;
+// see DESIGN.md for measured recall.
+func (ix *Index) Search(ns string, q []float32, k int, filter func(id string) bool) []Hit {
+	return ix.search(ns, q, k, filter, ix.quant)
+}
+
+// search is Search with the quantized scan chosen by the caller (tests
+// compare both paths on one index).
+func (ix *Index) search(ns string, q []float32, k int, filter func(id string) bool, quant bool) []Hit {
+	if k <= 0 || len(q) != ix.dim {
+		return nil
+	}
+	n := ix.lookup(ns)
+	if n == nil {
+		return nil
+	}
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	rows := len(n.ids)
+	k = min(k, rows)
+	if k == 0 {
+		return nil
+	}
+	if c := ix.opts.candidates(k); quant && n.quant && c < rows {
+		return ix.searchQuant(n, q, k, c, filter)
+	}
+	dim := ix.dim
+	return ix.scanAll(rows, k, filter, func(t *topK, lo, hi int, f func(string) bool) {
+		scan(t, q, n.slab[lo*dim:hi*dim], n.ids[lo:hi], f)
+	})
+}
+
+// searchQuant scans the int8 slab for the c best candidates by approximate
+// score, then re-scores them with the float32 kernel and keeps the top k.
+func (ix *Index) searchQuant(n *namespace, q []float32, k, c int, filter func(string) bool) []Hit {
+	dim := ix.dim
+	qq := make([]int16, dim)
+	quantizeQuery(qq, q)
+	cands := ix.scanAll(len(n.ids), c, filter, func(t *topK, lo, hi int, f func(string) bool) {
+		scanQ8(t, qq, n.q8[lo*dim:hi*dim], n.qscale[lo:hi], n.ids[lo:hi], f)
+	})
+	// Candidates are few (c, ~80): one map lookup and one exact dot each.
+	// Same kernel as the float32 scan, so scores are bit-identical to it.
+	t := newTopK(k)
+	for _, h := range cands {
+		s := n.slot[h.ID]
+		t.offer(Hit{ID: h.ID, Score: dot(q, n.slab[s*dim:(s+1)*dim])})
+	}
+	return t.sorted()
+}
+
+// scanAll runs part over all rows into a top-k heap: on this goroutine, or
+// split into contiguous parts on Options.workers goroutines, one heap each,
+// merged at the end. With a parallel scan the filter is wrapped in a mutex
+// so callers never need a concurrency-safe filter.
+func (ix *Index) scanAll(rows, k int, filter func(string) bool, part func(t *topK, lo, hi int, filter func(string) bool)) []Hit {
+	w := ix.opts.workers(rows)
+	if w == 1 {
+		t := newTopK(k)
+		part(t, 0, rows, filter)
+		return t.sorted()
+	}
+	if filter != nil {
+		var mu sync.Mutex
+		f := filter
+		filter = func(id string) bool { mu.Lock(); defer mu.Unlock(); return f(id) }
+	}
+	parts := make([]*topK, w)
+	var wg sync.WaitGroup
+	for i := range parts {
+		lo, hi := rows*i/w, rows*(i+1)/w
+		parts[i] = newTopK(k)
+		wg.Go(func() { part(parts[i], lo, hi, filter) })
+	}
+	wg.Wait()
+	t := parts[0]
+	for _, p := range parts[1:] {
+		for _, h := range p.hits {
+			t.offer(h)
+		}
+	}
+	return t.sorted()
+}
+
+// scan offers every row of slab (ids[i] owns row i) to t. Most rows score
+// below the heap's floor, so that test comes first and touches no id.
+func scan(t *topK, q, slab []float32, ids []string, filter func(string) bool) {
+	dim := len(q)
+	var scores [blockRows]float32
+	for base := 0; base < len(ids); base += blockRows {
+		m := min(blockRows, len(ids)-base)
+		dotBatch(q, slab[base*dim:(base+m)*dim], scores[:m])
+		offerBlock(t, scores[:m], ids[base:base+m], filter)
+	}
+}
+
+// scanQ8 is scan over the int8 slab: the approximate score of row i is its
+// int32 dot product with the quantized query times the row's scale.
+func scanQ8(t *topK, q []int16, q8 []int8, scales []float32, ids []string, filter func(string) bool) {
+	dim := len(q)
+	var dots [blockRows]int32
+	var scores [blockRows]float32
+	for base := 0; base < len(ids); base += blockRows {
+		m := min(blockRows, len(ids)-base)
+		dotBatchI8(q, q8[base*dim:(base+m)*dim], dots[:m])
+		sc := scales[base : base+m]
+		for i, d := range dots[:m] {
+			scores[i] = float32(d) * sc[i]
+		}
+		offerBlock(t, scores[:m], ids[base:base+m], filter)
+	}
+}
+
+// offerBlock offers one block of scored rows to t, testing the heap floor
+// before touching an id or calling the filter.
+func offerBlock(t *topK, scores []float32, ids []string, filter func(string) bool) {
+	floor := t.floor()
+	for i, s := range scores {
+		if s < floor {
+			continue
+		}
+		id := ids[i]
+		if t.beats(s, id) && (filter == nil || filter(id)) {
+			t.offer(Hit{ID: id, Score: s})
+			floor = t.floor()
+		}
+	}
+}
