@@ -14,7 +14,7 @@ import (
 
 func TestClusterFormsAndServesWritesFromEveryNode(t *testing.T) {
 	c := makeCluster(t, 3, testConfig())
-	waitFor(t, 40*time.Second, "a healthy cluster", func() bool { return c.healthy(c.nodes[0]) })
+	c.waitHealthy(c.nodes[0], 40*time.Second, "a healthy cluster")
 
 	// Every node takes writes at once (a node still applying the cluster's formation waits, it does not fail); each write lands on its shard's leader wherever that is.
 	type written struct{ user, id string }
@@ -75,7 +75,7 @@ func TestClusterFormsAndServesWritesFromEveryNode(t *testing.T) {
 
 func TestLeaderLossWritesResumeAndNodeCatchesUp(t *testing.T) {
 	c := makeCluster(t, 3, testConfig())
-	waitFor(t, 40*time.Second, "a healthy cluster", func() bool { return c.healthy(c.nodes[0]) })
+	c.waitHealthy(c.nodes[0], 40*time.Second, "a healthy cluster")
 	const user = "alice"
 	shard, _ := c.nodes[0].ShardFor(context.Background(), user)
 	var leader *testNode
@@ -120,13 +120,13 @@ func TestLeaderLossWritesResumeAndNodeCatchesUp(t *testing.T) {
 		}
 		return true
 	})
-	waitFor(t, 40*time.Second, "a healthy cluster after restart", func() bool { return c.healthy(leader) })
+	c.waitHealthy(leader, 40*time.Second, "a healthy cluster after restart")
 }
 
 func TestDeadNodeReplicasArePlacedElsewhere(t *testing.T) {
 	cfg := testConfig()
 	c := makeCluster(t, 4, cfg)
-	waitFor(t, 40*time.Second, "a healthy cluster", func() bool { return c.healthy(c.nodes[0]) })
+	c.waitHealthy(c.nodes[0], 40*time.Second, "a healthy cluster")
 	victim := c.nodes[3]
 	victim.stop()
 	survivor := c.nodes[0]
@@ -144,7 +144,7 @@ func TestDeadNodeReplicasArePlacedElsewhere(t *testing.T) {
 		}
 		return true
 	})
-	waitFor(t, 30*time.Second, "every shard back to 3 live replicas", func() bool { return c.healthy(survivor) })
+	c.waitHealthy(survivor, 60*time.Second, "every shard back to 3 live replicas")
 	if _, err := c.put(survivor, "bob", "still writable"); err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestJoiningNodesTakeUnderReplicatedShards(t *testing.T) {
 		jc.NodeID = id
 		c.add(jc)
 	}
-	waitFor(t, 40*time.Second, "three replicas per shard", func() bool { return c.healthy(n1) })
+	c.waitHealthy(n1, 40*time.Second, "three replicas per shard")
 	for _, tn := range c.nodes[1:] {
 		waitFor(t, 40*time.Second, "newcomer to hold the data", func() bool {
 			for _, id := range ids {
@@ -194,7 +194,7 @@ func TestJoiningNodesTakeUnderReplicatedShards(t *testing.T) {
 
 func TestMissingMemoryIsNotFoundOnEveryNode(t *testing.T) {
 	c := makeCluster(t, 3, testConfig())
-	waitFor(t, 40*time.Second, "a healthy cluster", func() bool { return c.healthy(c.nodes[0]) })
+	c.waitHealthy(c.nodes[0], 40*time.Second, "a healthy cluster")
 	for _, tn := range c.nodes {
 		if _, err := c.get(tn, "nobody", "01ARZ3NDEKTSV4RRFFQ69G5FAV", false); !errors.Is(err, memory.ErrNotFound) {
 			t.Fatalf("via %s: got %v, want ErrNotFound", tn.ID(), err)

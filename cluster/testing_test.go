@@ -2,11 +2,11 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -32,6 +32,7 @@ type testCluster struct {
 	t     *testing.T
 	nodes []*testNode
 	base  Config
+	logs  *logTail
 }
 
 func freeAddr(t *testing.T) string {
@@ -46,8 +47,10 @@ func freeAddr(t *testing.T) string {
 
 // testConfig is tuned for one host: fast elections and failure detection.
 func testConfig() Config {
-	return Config{Shards: 4, Replicas: 3, GossipProfile: "local", HeartbeatTimeout: 300 * time.Millisecond,
-		ElectionTimeout: 300 * time.Millisecond, LeaderLeaseTimeout: 150 * time.Millisecond,
+	// Fast, but not so fast that a CI machine's scheduling hiccups make leaders flap: a leader that cannot reach a
+	// quorum within the lease steps down, and a two-core runner can stall a goroutine for a few hundred ms.
+	return Config{Shards: 4, Replicas: 3, GossipProfile: "local", HeartbeatTimeout: 500 * time.Millisecond,
+		ElectionTimeout: 500 * time.Millisecond, LeaderLeaseTimeout: 300 * time.Millisecond,
 		ReconcileInterval: 100 * time.Millisecond, DeadNodeTimeout: 3 * time.Second}
 }
 
@@ -84,11 +87,7 @@ func (c *testCluster) add(cfg Config) *testNode {
 
 func (c *testCluster) start(tn *testNode) {
 	c.t.Helper()
-	if lvl := os.Getenv("MEMCLUSTER_TEST_LOG"); lvl != "" {
-		tn.cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	} else {
-		tn.cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	tn.cfg.Logger = c.logger(tn.cfg.NodeID)
 	db, err := storage.Open(filepath.Join(tn.dir, "pebble"), storage.Options{Logger: tn.cfg.Logger})
 	if err != nil {
 		c.t.Fatal(err)
@@ -155,7 +154,25 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 func (c *testCluster) healthy(tn *testNode) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	return tn.Status(ctx).Healthy
+	st := tn.Status(ctx)
+	if !st.Healthy {
+		b, _ := json.Marshal(st)
+		c.logs.lastStatus.Store(string(b))
+	}
+	return st.Healthy
+}
+
+// waitHealthy waits until tn sees a healthy cluster; on timeout the failure shows the last status it saw.
+func (c *testCluster) waitHealthy(tn *testNode, d time.Duration, what string) {
+	c.t.Helper()
+	deadline := time.Now().Add(d)
+	for !c.healthy(tn) {
+		if time.Now().After(deadline) {
+			st, _ := c.logs.lastStatus.Load().(string)
+			c.t.Fatalf("timed out after %v waiting for %s; last status: %s", d, what, st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 var idSource = memory.NewIDSource()

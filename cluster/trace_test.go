@@ -17,7 +17,7 @@ func TestTraceSpansCoordinatorAndShard(t *testing.T) {
 	cfg := testConfig()
 	cfg.Tracer = tp.Tracer("test")
 	c := makeCluster(t, 3, cfg)
-	waitFor(t, 40*time.Second, "a healthy cluster", func() bool { return c.healthy(c.nodes[0]) })
+	c.waitHealthy(c.nodes[0], 40*time.Second, "a healthy cluster")
 	shard, _ := c.nodes[0].ShardFor(context.Background(), "tracy")
 	var coord *testNode
 	for _, tn := range c.nodes {
