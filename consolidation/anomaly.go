@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -145,7 +146,7 @@ func (a Anomaly) Episode(opts PerceptualOptions) Episode {
 		word = "below"
 	}
 	sum := fmt.Sprintf("%s %s was %.4g on %s, %s the usual %.4g (robust z %.1f over %d days).",
-		a.Signal, a.Stat, a.Value, a.Day.Format("2006-01-02"), word, a.Median, a.Z, a.Baseline)
+		strings.ReplaceAll(a.Signal, "_", " "), a.Stat, a.Value, a.Day.Format("2006-01-02"), word, a.Median, a.Z, a.Baseline)
 	imp := clamp01(0.5 + (math.Abs(a.Z)-threshold)/(4*threshold))
 	return Episode{Start: a.Day, End: a.Day.AddDate(0, 0, 1), Summary: sum, Entities: []string{a.Signal},
 		Tags: []string{"perceptual", "anomaly", a.Signal, a.Direction}, Importance: math.Round(imp*100) / 100,

@@ -38,7 +38,7 @@ type FactOptions struct {
 	MaxHistory    int
 }
 
-var defaultMultiValued = []string{PredLikes, PredDislikes, PredPrefers, PredSpeaks, PredAllergicTo, PredIsA, PredNote, PredPattern}
+var defaultMultiValued = []string{PredLikes, PredDislikes, PredPrefers, PredSpeaks, PredAllergicTo, PredIsA, PredHas, PredNote, PredPattern}
 
 func (o FactOptions) withDefaults() FactOptions {
 	defFloat(&o.InitialConfidence, 0.6)

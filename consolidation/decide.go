@@ -100,6 +100,9 @@ func (d decider) decide() Decision {
 	same := d.find(d.c.Predicate, true)
 	if d.c.Polarity == Negative {
 		if same == nil {
+			same = d.findNarrower(d.c.Predicate)
+		}
+		if same == nil {
 			return Decision{Op: OpNone, Reason: "nothing to retract: no current " + d.c.Predicate + " " + quote(d.c.Object)}
 		}
 		return d.retract(*same)
@@ -135,6 +138,20 @@ func (d decider) find(pred string, sameObject bool) *Fact {
 			continue
 		}
 		if best == nil || f.ValidFrom.After(best.ValidFrom) || (f.ValidFrom.Equal(best.ValidFrom) && f.ID > best.ID) {
+			best = f
+		}
+	}
+	return best
+}
+
+// findNarrower returns the newest current fact whose object is the candidate's object said more precisely:
+// "I no longer have a cat" retracts "user has a cat named Tom".
+func (d decider) findNarrower(pred string) *Fact {
+	var best *Fact
+	for i := range d.current {
+		f := &d.current[i]
+		if f.Predicate == pred && strings.HasPrefix(objectKey(f.Object), d.key+" ") &&
+			(best == nil || f.ValidFrom.After(best.ValidFrom)) {
 			best = f
 		}
 	}

@@ -111,6 +111,8 @@ func userStatement(pred, obj string) string {
 		s = "user is " + obj
 	case PredLikes, PredDislikes, PredPrefers, PredSpeaks:
 		s = "user " + pred + " " + obj
+	case PredHas:
+		s = "user has " + withArticle(obj)
 	case PredAllergicTo:
 		s = "user is allergic to " + obj
 	case PredNote:

@@ -53,10 +53,10 @@ func TestDefaultsStated(t *testing.T) {
 	}
 	if f.InitialConfidence != 0.6 || f.ExplicitConfidence != 0.9 || f.RepeatGain != 0.2 || f.ConfirmGain != 0.5 ||
 		f.ChurnPenalty != 0.1 || f.ChurnWindow != 7*24*time.Hour || f.MinConfidence != 0.3 || f.MaxConfidence != 0.99 ||
-		f.MaxProvenance != 16 || f.MaxHistory != 32 || len(f.MultiValued) != 8 {
+		f.MaxProvenance != 16 || f.MaxHistory != 32 || len(f.MultiValued) != 9 {
 		t.Errorf("fact defaults %+v", f)
 	}
-	if p.JoinThreshold != 0.3 || p.MinSupport != 3 || p.CoreShare != 0.6 || p.FrequencyHalf != 2 || p.PromoteAt != 0.7 ||
+	if p.JoinThreshold != 0.3 || p.MinSupport != 3 || p.CoreShare != 0.6 || p.FrequencyHalf != 2 || p.PromoteAt != 0.55 ||
 		p.CorrectionFactor != 0.5 || p.RetractBelow != 0.3 || p.RetractAfter != 2 || p.MaxCoreTerms != 6 {
 		t.Errorf("pattern defaults %+v", p)
 	}

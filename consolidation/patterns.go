@@ -22,7 +22,7 @@ type PatternOptions struct {
 	// alone gives 0.5. Default 2 (3 episodes → 0.6, 5 → 0.71, 8 → 0.8).
 	FrequencyHalf float64
 	// PromoteAt: confidence = frequency × consistency; reaching this promotes the pattern
-	// to a fact. Default 0.7 (five fully consistent episodes).
+	// to a fact. Default 0.55 (three fully consistent episodes, as on three different days).
 	PromoteAt float64
 	// CorrectionFactor multiplies confidence on each user correction. Default 0.5.
 	CorrectionFactor float64
@@ -39,7 +39,7 @@ func (o PatternOptions) withDefaults() PatternOptions {
 	defInt(&o.MinSupport, 3)
 	defFloat(&o.CoreShare, 0.6)
 	defFloat(&o.FrequencyHalf, 2)
-	defFloat(&o.PromoteAt, 0.7)
+	defFloat(&o.PromoteAt, 0.55)
 	defFloat(&o.CorrectionFactor, 0.5)
 	defFloat(&o.RetractBelow, 0.3)
 	defInt(&o.RetractAfter, 2)

@@ -29,8 +29,8 @@ func TestDetectPatternsPromotes(t *testing.T) {
 		promoted   int
 	}{
 		{2, "", 0, 0},           // below MinSupport: nothing proposed
-		{3, Tentative, 0.6, 0},  // 3/(3+2) × 1
-		{5, Promoted, 0.714, 1}, // 5/(5+2) × 1 ≥ 0.7
+		{3, Promoted, 0.6, 1},   // 3/(3+2) × 1 ≥ 0.55: three consistent episodes make a habit
+		{5, Promoted, 0.714, 1}, // 5/(5+2) × 1
 	}
 	for _, tt := range tests {
 		ps, cands, err := DetectPatterns(nil, append(flightEpisodes(tt.n), noise...), nil, t0, PatternOptions{})

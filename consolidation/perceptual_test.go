@@ -98,7 +98,7 @@ func TestAnomalyEpisode(t *testing.T) {
 		t.Fatalf("anomalies %+v", an)
 	}
 	e := an[0].Episode(PerceptualOptions{})
-	want := "sleep_h mean was 4.2 on 2026-01-09, below the usual 7.05 (robust z -19.2 over 8 days)."
+	want := "sleep h mean was 4.2 on 2026-01-09, below the usual 7.05 (robust z -19.2 over 8 days)."
 	if e.Summary != want || !e.Start.Equal(an[0].Day) || e.End.Sub(e.Start) != 24*time.Hour || e.Importance != 1 {
 		t.Errorf("episode %+v", e)
 	}

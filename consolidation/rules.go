@@ -21,6 +21,7 @@ const (
 	PredPrefers    = "prefers"
 	PredSpeaks     = "speaks"
 	PredAllergicTo = "allergic_to"
+	PredHas        = "has"     // possessions, pets, family: "I have a cat named Tom"
 	PredNote       = "note"    // an explicit "remember …" that matches no rule
 	PredPattern    = "pattern" // a promoted pattern (patterns.go)
 )
@@ -81,6 +82,7 @@ var rules = []rule{
 	r(`i (?:really |also |absolutely |totally )?(?:hate|dislike|detest|loathe|can't stand|cannot stand|can not stand) (?:to )?(.+)`, PredDislikes, true, nil),
 	r(`i (?:really |also |usually |generally |always |much )?prefer (.+)`, PredPrefers, false, nil),
 	r(`i speak (.+)`, PredSpeaks, true, nil),
+	r(`i (?:have|own|'ve got|have got) (?:a |an |one )?((?:pet |little |big |old |young |new )?(?:cat|dog|kitten|puppy|horse|rabbit|bird|parrot|fish|hamster|car|bike|motorcycle|house|flat|apartment|boat|son|daughter|brother|sister|husband|wife|partner|boyfriend|girlfriend|child|baby|twin)s?(?: (?:named|called) [\w' -]+)?)`, PredHas, false, nil),
 	r(`i(?:'m| am) ((?:a|an) .+)`, PredIsA, false, role),
 	r(`i(?:'m| am) (vegetarian|vegan|pescatarian|married|single|divorced|widowed|engaged|retired|left-handed|right-handed)`, PredIsA, false, nil),
 	r(`my ((?:[\w'-]+ ){0,3}?[\w'-]+) (?:is|are|was born on|'s) (.+)`, "", false, place),
