@@ -95,6 +95,16 @@ a flag on the command line wins over the environment.`,
 		newVersionCmd(g),
 		newBenchCmd(g),
 		newEvalCmd(g),
+		// The memory model: sessions, facts, history, signals, patterns, graph.
+		newSessionCmd(g),
+		newRememberCmd(g),
+		newFactsCmd(g),
+		newHistoryCmd(g),
+		newPerceiveCmd(g),
+		newSignalsCmd(g),
+		newConsolidateCmd(g),
+		newPatternsCmd(g),
+		newGraphCmd(g),
 	)
 	return root
 }

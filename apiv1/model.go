@@ -1,0 +1,213 @@
+package apiv1
+
+import (
+	"time"
+
+	"github.com/memcluster/memcluster/memory"
+)
+
+// Routes of the memory model: working sessions, facts, history, signals, patterns and the graph. Every one is
+// scoped to one user, whose id is in the path.
+const (
+	PathSession         = "/v1/users/{user_id}/sessions/{run_id}"          // GET: the working memory
+	PathSessionMessages = "/v1/users/{user_id}/sessions/{run_id}/messages" // POST: append messages
+	PathSessionFlush    = "/v1/users/{user_id}/sessions/{run_id}/flush"    // POST: consolidate what is pending
+	PathSessionEnd      = "/v1/users/{user_id}/sessions/{run_id}/end"      // POST: flush and drop the session
+	PathRemember        = "/v1/users/{user_id}/remember"                   // POST: an explicit "remember this"
+	PathFacts           = "/v1/users/{user_id}/facts"                      // GET ?all=true&as_of=RFC3339
+	PathHistory         = "/v1/users/{user_id}/history"                    // GET ?memory_id=ID
+	PathSignals         = "/v1/users/{user_id}/signals"                    // POST: perceptual samples
+	PathAggregates      = "/v1/users/{user_id}/signals/{signal}/daily"     // GET: daily aggregates
+	PathConsolidate     = "/v1/users/{user_id}/consolidate"                // POST: pattern consolidation now
+	PathPatternCorrect  = "/v1/users/{user_id}/patterns/correct"           // POST: a user correction
+	PathGraph           = "/v1/users/{user_id}/graph"                      // GET ?concept=C&depth=N
+)
+
+// MaxMessages bounds the messages of one append.
+const MaxMessages = 100
+
+// Message is one turn of a working session.
+type Message struct {
+	Role string     `json:"role"` // user, assistant or tool
+	Text string     `json:"text"`
+	Time *time.Time `json:"time,omitempty"` // default: when the node received it
+	// TaskEnd marks the message that completes a task (e.g. the last tool result): the next user message
+	// starts a new episode.
+	TaskEnd bool `json:"task_end,omitempty"`
+}
+
+// AppendRequest is the body of POST .../messages.
+type AppendRequest struct {
+	AgentID  string    `json:"agent_id,omitempty"`
+	Messages []Message `json:"messages"`
+}
+
+// SessionState is a working session as the agent sees it.
+type SessionState struct {
+	UserID     string    `json:"user_id"`
+	RunID      string    `json:"run_id"`
+	Window     []Message `json:"window"`  // the last turns, verbatim
+	Summary    string    `json:"summary"` // rolling summary of what fell out of the window
+	Tokens     int       `json:"tokens"`  // estimate of window + summary
+	Pending    int       `json:"pending"` // messages waiting for consolidation
+	FlushDue   bool      `json:"flush_due,omitempty"`
+	LastActive time.Time `json:"last_active"`
+}
+
+// FactDecision is one consolidation decision about a fact.
+type FactDecision struct {
+	Decision string `json:"decision"` // ADD, UPDATE, DELETE or NONE
+	Fact     *Fact  `json:"fact,omitempty"`
+	Target   string `json:"target,omitempty"` // the existing fact superseded, retracted or confirmed
+	Reason   string `json:"reason"`
+}
+
+// Rejected is a sentence the write gate kept out of long-term memory.
+type Rejected struct {
+	Sentence string `json:"sentence"`
+	Reason   string `json:"reason"`
+}
+
+// ConsolidationResult is what a flush, an end of session or a remember did.
+type ConsolidationResult struct {
+	UserID   string          `json:"user_id"`
+	RunID    string          `json:"run_id,omitempty"`
+	Messages int             `json:"messages"` // messages consolidated
+	Episodes []memory.Memory `json:"episodes"`
+	Facts    []FactDecision  `json:"facts"`
+	Rejected []Rejected      `json:"rejected,omitempty"`
+	Ended    bool            `json:"ended,omitempty"`
+	Trigger  string          `json:"trigger"` // flush, end, remember, idle, consolidate
+}
+
+// RememberRequest is the body of POST .../remember.
+type RememberRequest struct {
+	Text string     `json:"text"`
+	Time *time.Time `json:"time,omitempty"`
+}
+
+// Fact is a semantic memory: a triple with its statement, validity and provenance.
+type Fact struct {
+	ID           string     `json:"id"`
+	Statement    string     `json:"statement"`
+	Subject      string     `json:"subject"`
+	Predicate    string     `json:"predicate"`
+	Object       string     `json:"object"`
+	Confidence   float64    `json:"confidence"`
+	Status       string     `json:"status"` // current, superseded or retracted
+	ValidFrom    time.Time  `json:"valid_from"`
+	ValidTo      *time.Time `json:"valid_to,omitempty"`
+	RecordedAt   time.Time  `json:"recorded_at"`
+	SupersededBy string     `json:"superseded_by,omitempty"`
+	Provenance   []string   `json:"provenance"`
+}
+
+// FactsResponse lists a user's facts.
+type FactsResponse struct {
+	UserID string `json:"user_id"`
+	Facts  []Fact `json:"facts"`
+}
+
+// HistoryEvent is one recorded change of a memory.
+type HistoryEvent struct {
+	ID       string    `json:"id"`
+	MemoryID string    `json:"memory_id"`
+	Op       string    `json:"op"` // ADD, UPDATE, DELETE, NONE
+	Time     time.Time `json:"time"`
+	Before   any       `json:"before,omitempty"`
+	After    any       `json:"after,omitempty"`
+	Cause    string    `json:"cause"` // the trigger and reason
+}
+
+// HistoryResponse lists history events, oldest first.
+type HistoryResponse struct {
+	UserID string         `json:"user_id"`
+	Events []HistoryEvent `json:"events"`
+}
+
+// Sample is one perceptual measurement.
+type Sample struct {
+	Time  *time.Time `json:"time,omitempty"` // default: when the node received it
+	Value float64    `json:"value"`
+}
+
+// MaxSamples bounds the samples of one request.
+const MaxSamples = 10000
+
+// SignalsRequest is the body of POST .../signals: samples of one named signal.
+type SignalsRequest struct {
+	Signal  string   `json:"signal"`
+	Samples []Sample `json:"samples"`
+}
+
+// SignalsResponse says what was stored and which anomalies became episodes.
+type SignalsResponse struct {
+	UserID    string          `json:"user_id"`
+	Signal    string          `json:"signal"`
+	Stored    int             `json:"stored"`
+	Anomalies []memory.Memory `json:"anomalies"`
+}
+
+// DailyAggregate is one signal over one day.
+type DailyAggregate struct {
+	Day   time.Time `json:"day"`
+	Count int       `json:"count"`
+	Min   float64   `json:"min"`
+	Max   float64   `json:"max"`
+	Mean  float64   `json:"mean"`
+	P50   float64   `json:"p50"`
+}
+
+// AggregatesResponse lists a signal's daily aggregates, oldest first.
+type AggregatesResponse struct {
+	UserID string           `json:"user_id"`
+	Signal string           `json:"signal"`
+	Days   []DailyAggregate `json:"days"`
+}
+
+// Pattern is a recurring theme across episodes.
+type Pattern struct {
+	Key        string    `json:"key"`
+	Statement  string    `json:"statement"`
+	Episodes   []string  `json:"episodes"`
+	Support    int       `json:"support"`
+	Confidence float64   `json:"confidence"`
+	Status     string    `json:"status"` // tentative, promoted, retracted
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// ConsolidateResponse is what pattern consolidation did.
+type ConsolidateResponse struct {
+	UserID   string         `json:"user_id"`
+	Episodes int            `json:"episodes"` // episodes considered
+	Patterns []Pattern      `json:"patterns"`
+	Facts    []FactDecision `json:"facts"`
+}
+
+// CorrectRequest is the body of POST .../patterns/correct.
+type CorrectRequest struct {
+	Key string `json:"key"`
+}
+
+// GraphResponse is a bounded subgraph of current facts around a concept.
+type GraphResponse struct {
+	UserID string      `json:"user_id"`
+	Nodes  []GraphNode `json:"nodes"`
+	Edges  []GraphEdge `json:"edges"`
+}
+
+// GraphNode is an entity or concept.
+type GraphNode struct {
+	ID   string `json:"id"`
+	Hops int    `json:"hops"`
+}
+
+// GraphEdge is a current fact between two nodes.
+type GraphEdge struct {
+	From       string  `json:"from"`
+	To         string  `json:"to"`
+	Predicate  string  `json:"predicate"`
+	FactID     string  `json:"fact_id"`
+	Statement  string  `json:"statement"`
+	Confidence float64 `json:"confidence"`
+}
