@@ -60,7 +60,7 @@ enter the cluster at every node; without it every client uses --addr.`,
 			return errors.New(`missing subcommand (try "memctl bench write" or "memctl bench search")`)
 		},
 	}
-	cmd.AddCommand(newBenchWriteCmd(g), newBenchSearchCmd(g))
+	cmd.AddCommand(newBenchWriteCmd(g), newBenchSearchCmd(g), newBenchSessionCmd(g))
 	return cmd
 }
 
@@ -450,6 +450,10 @@ type benchReport struct {
 	Connections     int64             `json:"connections"`             // TCP connections dialled
 	PerAddr         []benchAddrReport `json:"per_addr,omitempty"`      // with more than one address
 	Interrupted     bool              `json:"interrupted,omitempty"`
+	// session: messages per flush, consolidated messages per second, and the flush's own latency.
+	Turns          int           `json:"turns,omitempty"`
+	MessagesPerS   *float64      `json:"messages_per_s,omitempty"`
+	FlushLatencyMs *benchLatency `json:"flush_latency_ms,omitempty"`
 }
 
 // fill copies the measured figures of res into r.
@@ -542,6 +546,12 @@ func printBenchReport(w io.Writer, r benchReport) error {
 	kv("ops", strconv.FormatInt(r.Ops, 10))
 	kv("errors", fmtErrors(r.Errors, r.ErrorsByCode))
 	kv("throughput", fmt.Sprintf("%.1f ops/s", r.OpsPerS))
+	if r.MessagesPerS != nil {
+		kv("messages", fmt.Sprintf("%.1f consolidated/s (%d per flush)", *r.MessagesPerS, r.Turns))
+	}
+	if f := r.FlushLatencyMs; f != nil {
+		kv("flush latency", fmt.Sprintf("p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms", f.P50, f.P99, f.P999))
+	}
 	if r.ResultsMean != nil {
 		empty := int64(0)
 		if r.EmptyResults != nil {
