@@ -10,7 +10,7 @@ import (
 const (
 	PathMemories      = "/v1/memories"       // POST: put
 	PathMemoriesBatch = "/v1/memories/batch" // POST: up to MaxBatch memories of one user, atomically
-	PathMemory        = "/v1/memories/{id}"  // GET, DELETE; ?user_id=U[&stale=true]
+	PathMemory        = "/v1/memories/{id}"  // GET, DELETE; ?user_id=U[&stale=true][&session_type=group]
 	PathSearch        = "/v1/search"         // POST
 	PathClusterStatus = "/v1/cluster/status" // GET
 	PathHealthz       = "/healthz"
@@ -30,7 +30,16 @@ type PutRequest struct {
 	Entities   []string          `json:"entities,omitempty"`
 	Importance *float64          `json:"importance,omitempty"` // 0..1, default 0.5
 	Metadata   map[string]string `json:"metadata,omitempty"`
+	// Scope is "private" (default: only requests for the user's own sessions see it) or "shared" (agent- or
+	// workspace-wide: group sessions see it too).
+	Scope string `json:"scope,omitempty"`
 }
+
+// Session types of a read. A group session (several people, e.g. a channel) never sees private memory.
+const (
+	SessionPrivate = "private"
+	SessionGroup   = "group"
+)
 
 // PutResponse is the answer to a put: the stored memory (without its embedding).
 type PutResponse struct {
@@ -81,6 +90,10 @@ type SearchRequest struct {
 	// Mode is "hybrid" (default: the weighted fusion above) or "pipeline" (query planning, BM25-weighted
 	// fusion, actor awareness and episode-neighbour expansion; retrieval/DESIGN.md).
 	Mode string `json:"mode,omitempty"`
+	// SessionType is "private" (default) or "group": a group session's search returns shared memories only.
+	SessionType string `json:"session_type,omitempty"`
+	// IncludeRetired keeps superseded and retracted facts in the results (they are left out by default).
+	IncludeRetired bool `json:"include_retired,omitempty"`
 }
 
 // SearchResult is one hit with its component scores.

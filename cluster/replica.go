@@ -154,6 +154,8 @@ func (r *Replica) Shutdown() error {
 	var err error
 	r.once.Do(func() {
 		close(r.stop)
+		// An apply blocked on a failing disk must give up first: raft's Shutdown waits for the apply loop.
+		r.FSM.Stop()
 		err = r.raft.Shutdown().Error()
 		r.trans.Close()
 		r.wg.Wait()

@@ -87,6 +87,10 @@ func (n *Node) startReplica(shard uint32, voters []string, addrs map[string]stri
 	return r, nil
 }
 
+// WriteHealth reports whether this node's disk takes writes: nil, or an error wrapping storage.ErrReadOnly
+// that names the problem. The API refuses writes meanwhile; replicas keep applying what raft commits.
+func (n *Node) WriteHealth() error { return n.db.WriteHealth() }
+
 // haltReplica stops a replica whose state machine met an undecodable entry; it stays listed so status shows it.
 func (n *Node) haltReplica(shard uint32, err error) {
 	n.log.Error("stopping replica", "shard", shard, "err", err)

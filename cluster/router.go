@@ -30,7 +30,7 @@ func (n *Node) Propose(ctx context.Context, shard uint32, cmd []byte) (storage.A
 		var rep proposeReply
 		err := n.call(ctx, http.MethodPost, addr, fmt.Sprintf("%sshards/%d/propose", internalPrefix, shard), nil,
 			"application/octet-stream", cmd, &rep)
-		res.Deleted = rep.Deleted
+		res.Deleted, res.Conflict, res.Rev = rep.Deleted, rep.Conflict, rep.Rev
 		return err
 	})
 	return res, err

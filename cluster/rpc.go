@@ -33,7 +33,9 @@ type rpcError struct {
 func (e *rpcError) Error() string { return e.Code + ": " + e.Message }
 
 type proposeReply struct {
-	Deleted int `json:"deleted"`
+	Deleted  int    `json:"deleted"`
+	Conflict bool   `json:"conflict,omitempty"`
+	Rev      uint64 `json:"rev,omitempty"`
 }
 
 type searchReply struct {
@@ -61,6 +63,8 @@ func (n *Node) InternalHandler() http.Handler {
 	mux.HandleFunc("POST /internal/v1/shards/{shard}/propose", n.traced("propose", n.handlePropose))
 	mux.HandleFunc("POST /internal/v1/shards/{shard}/search", n.traced("search", n.handleSearch))
 	mux.HandleFunc("GET /internal/v1/shards/{shard}/memory", n.traced("get", n.handleGet))
+	mux.HandleFunc("GET /internal/v1/shards/{shard}/side", n.traced("side", n.handleReadSide))
+	mux.HandleFunc("GET /internal/v1/shards/{shard}/recent", n.traced("recent", n.handleRecent))
 	mux.HandleFunc("GET /internal/v1/node", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, n.Report())
 	})
@@ -122,7 +126,7 @@ func (n *Node) handlePropose(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, toRPCError(err, rep))
 		return
 	}
-	writeJSON(w, http.StatusOK, proposeReply{Deleted: res.Deleted})
+	writeJSON(w, http.StatusOK, proposeReply{Deleted: res.Deleted, Conflict: res.Conflict, Rev: res.Rev})
 }
 
 func (n *Node) proposeLocal(ctx context.Context, rep *Replica, cmd []byte) (storage.ApplyResult, error) {

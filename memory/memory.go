@@ -3,6 +3,7 @@ package memory
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -76,6 +77,47 @@ type Memory struct {
 	Metadata   map[string]string `json:"metadata,omitempty"`
 	Embedding  []float32         `json:"embedding,omitempty"`
 	EmbedModel string            `json:"embed_model,omitempty"`
+	// Scope is Private (the default, also when empty) or Shared (agent- or workspace-wide). A request made for
+	// a group session never sees private memory.
+	Scope Scope `json:"scope,omitempty"`
+}
+
+// Scope says who may see a memory.
+type Scope string
+
+// Scopes.
+const (
+	Private Scope = "private"
+	Shared  Scope = "shared"
+)
+
+// ParseScope returns the scope named s; the empty string means Private.
+func ParseScope(s string) (Scope, error) {
+	switch Scope(s) {
+	case "", Private:
+		return Private, nil
+	case Shared:
+		return Shared, nil
+	}
+	return "", FieldError("scope", "unknown scope %q (want private or shared)", s)
+}
+
+// IsShared reports whether a group session may see m.
+func (m *Memory) IsShared() bool { return m.Scope == Shared }
+
+// Metadata keys the memory model sets on the records it derives.
+const (
+	// MetaFactStatus is set on semantic memories that mirror a fact: current, superseded or retracted.
+	// Searches leave out superseded and retracted facts unless asked for them.
+	MetaFactStatus = "fact_status"
+	// MetaSource says which write path made a memory: session, remember, pattern, perceptual.
+	MetaSource = "source"
+)
+
+// Retired reports whether m mirrors a fact that is no longer believed.
+func (m *Memory) Retired() bool {
+	s := m.Metadata[MetaFactStatus]
+	return s != "" && s != "current"
 }
 
 // FieldError returns an ErrInvalid error naming field.
@@ -128,6 +170,9 @@ func (l Limits) Validate(m *Memory) error {
 	if _, err := ParseType(string(m.Type)); err != nil {
 		return err
 	}
+	if _, err := ParseScope(string(m.Scope)); err != nil {
+		return err
+	}
 	if err := l.validateText(m.Text); err != nil {
 		return err
 	}
@@ -143,14 +188,18 @@ func (l Limits) Validate(m *Memory) error {
 	return l.validateMetadata(m.Metadata)
 }
 
-func (l Limits) validateText(s string) error {
+func (l Limits) validateText(s string) error { return l.ValidateText("text", s) }
+
+// ValidateText checks a text field: present, valid UTF-8, at most MaxTextBytes.
+func (l Limits) ValidateText(field, s string) error {
+	l = l.withDefaults()
 	switch {
-	case len(s) == 0:
-		return FieldError("text", "required and must not be empty")
+	case strings.TrimSpace(s) == "":
+		return FieldError(field, "required and must not be empty")
 	case len(s) > l.MaxTextBytes:
-		return FieldError("text", "longer than %d bytes", l.MaxTextBytes)
+		return FieldError(field, "longer than %d bytes", l.MaxTextBytes)
 	case !utf8.ValidString(s):
-		return FieldError("text", "not valid UTF-8")
+		return FieldError(field, "not valid UTF-8")
 	}
 	return nil
 }

@@ -34,6 +34,10 @@ type Query struct {
 	Tags       []string      `json:"tags,omitempty"`
 	From       time.Time     `json:"from,omitzero"`
 	To         time.Time     `json:"to,omitzero"`
+	// SharedOnly: a group session's request sees only shared memories (memory.Shared).
+	SharedOnly bool `json:"shared_only,omitempty"`
+	// IncludeRetired keeps superseded and retracted facts in the results.
+	IncludeRetired bool `json:"include_retired,omitempty"`
 
 	VectorWeight        float64       `json:"vector_weight"`
 	TextWeight          float64       `json:"text_weight"`

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -52,6 +53,11 @@ func (s *ShardIndex) candidates(ctx context.Context, q *Query, text string, cand
 			Types: typeStrings(q.Types), AgentID: q.AgentID, RunID: q.RunID, Tags: q.Tags, From: q.From, To: q.To})
 		if errors.Is(err, fulltext.ErrEmptyQuery) {
 			err = nil
+		}
+		// bleve knows the plain filters but not scope or fact status: those are checked on every text hit, so
+		// that a group session can never receive a private memory by way of BM25.
+		if keep := s.filter(q); keep != nil && (q.SharedOnly || s.anyRetired.Load()) {
+			textHits = slices.DeleteFunc(textHits, func(h fulltext.Hit) bool { return !keep(h.ID) })
 		}
 	}
 	wg.Wait()
@@ -139,7 +145,8 @@ func (s *ShardIndex) rank(q Query, cands []scored) ([]Result, error) {
 }
 
 func (s *ShardIndex) filter(q *Query) func(string) bool {
-	if len(q.Types) == 0 && q.AgentID == "" && q.RunID == "" && len(q.Tags) == 0 && q.From.IsZero() && q.To.IsZero() {
+	if len(q.Types) == 0 && q.AgentID == "" && q.RunID == "" && len(q.Tags) == 0 && q.From.IsZero() && q.To.IsZero() &&
+		!q.SharedOnly && !s.anyRetired.Load() {
 		return nil
 	}
 	return func(id string) bool {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/memcluster/memcluster/fulltext"
@@ -48,6 +49,8 @@ type attrs struct {
 	agent, run string
 	occurred   time.Time
 	tags       []string
+	shared     bool // visible to group sessions
+	retired    bool // a superseded or retracted fact
 }
 
 // ShardIndex holds one shard replica's derived indexes: vectors in memory, bleve on disk. It is fed by the
@@ -64,6 +67,8 @@ type ShardIndex struct {
 	attrs map[string]*attrs
 	tl    *timelines // per-user order, actors and names, for the pipeline mode (timeline.go)
 	feed  *textFeeder
+	// anyRetired is set once a retired fact is indexed: until then searches skip the per-hit filter.
+	anyRetired atomic.Bool
 }
 
 // OpenShardIndex wires the indexes of a shard and brings them up to date with its records.
@@ -174,7 +179,11 @@ func (s *ShardIndex) Reset() {
 
 func (s *ShardIndex) indexVector(m memory.Memory) {
 	s.mu.Lock()
-	s.attrs[m.ID] = &attrs{user: m.UserID, typ: m.Type, agent: m.AgentID, run: m.RunID, occurred: m.OccurredAt, tags: m.Tags}
+	s.attrs[m.ID] = &attrs{user: m.UserID, typ: m.Type, agent: m.AgentID, run: m.RunID, occurred: m.OccurredAt,
+		tags: m.Tags, shared: m.IsShared(), retired: m.Retired()}
+	if m.Retired() {
+		s.anyRetired.Store(true)
+	}
 	s.tl.noteLocked(m)
 	s.mu.Unlock()
 	if m.EmbedModel == s.model && len(m.Embedding) == s.vec.Dim() {
@@ -199,6 +208,9 @@ func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 
 func (a *attrs) match(q *Query) bool {
 	if len(q.Types) > 0 && !slices.Contains(q.Types, a.typ) {
+		return false
+	}
+	if (q.SharedOnly && !a.shared) || (a.retired && !q.IncludeRetired) {
 		return false
 	}
 	if (q.AgentID != "" && a.agent != q.AgentID) || (q.RunID != "" && a.run != q.RunID) {

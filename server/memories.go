@@ -63,7 +63,7 @@ func (s *Server) handlePutBatch(w http.ResponseWriter, r *http.Request) {
 func (s *Server) newMemory(req apiv1.PutRequest, now time.Time) memory.Memory {
 	m := memory.Memory{UserID: req.UserID, AgentID: req.AgentID, RunID: req.RunID, Type: memory.Type(req.Type),
 		Text: req.Text, OccurredAt: now, CreatedAt: now, Tags: req.Tags, Entities: req.Entities,
-		Importance: 0.5, Metadata: req.Metadata}
+		Importance: 0.5, Metadata: req.Metadata, Scope: memory.Scope(req.Scope)}
 	if m.Type == "" {
 		m.Type = memory.Episodic
 	}
@@ -114,11 +114,20 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	group, err := isGroup(r.URL.Query().Get("session_type"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	shard, ok := s.shard(w, r, user)
 	if !ok {
 		return
 	}
 	m, err := s.c.Get(r.Context(), shard, user, id, stale)
+	if err == nil && group && !m.IsShared() {
+		// Indistinguishable from a missing memory: a group session learns nothing of private memory.
+		err = fmt.Errorf("memory %s: %w", id, memory.ErrNotFound)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

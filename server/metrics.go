@@ -12,6 +12,11 @@ type metrics struct {
 	latency  *prometheus.HistogramVec
 	shed     prometheus.Counter
 	limited  prometheus.Counter
+	// Memory model: consolidation decisions by trigger and op, triggers fired, and user transactions redone
+	// because the user's state changed while they were decided.
+	decisions *prometheus.CounterVec
+	triggers  *prometheus.CounterVec
+	conflicts prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -27,8 +32,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.limited = prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_api_rate_limited_total",
 		Help: "Requests answered 429 because their tenant was over its rate."})
 	_ = reg.Register(m.limited)
-	_ = reg.Register(m.requests)
-	_ = reg.Register(m.latency)
+	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memcluster_consolidation_decisions_total",
+		Help: "Fact decisions (ADD, UPDATE, DELETE, NONE) by trigger."}, []string{"trigger", "op"})
+	m.triggers = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memcluster_consolidation_triggers_total",
+		Help: "Consolidation triggers fired: flush, end, remember, consolidate, correction, anomaly, idle."}, []string{"trigger"})
+	m.conflicts = prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_user_txn_conflicts_total",
+		Help: "User transactions decided again because the user's state changed meanwhile."})
+	for _, c := range []prometheus.Collector{m.requests, m.latency, m.decisions, m.triggers, m.conflicts} {
+		_ = reg.Register(c)
+	}
 	return m
 }
 

@@ -53,6 +53,11 @@ func (s *Server) buildQuery(req apiv1.SearchRequest) (retrieval.Query, error) {
 	q := retrieval.NewQuery(req.UserID, req.Query)
 	q.AgentID, q.RunID, q.Tags, q.Now = req.AgentID, req.RunID, req.Tags, s.opts.Now().UTC()
 	q.Mode = req.Mode
+	group, err := isGroup(req.SessionType)
+	if err != nil {
+		return q, err
+	}
+	q.SharedOnly, q.IncludeRetired = group, req.IncludeRetired
 	if q.Mode == "" {
 		q.Mode = retrieval.ModeHybrid
 	}
@@ -97,4 +102,15 @@ func (s *Server) buildQuery(req apiv1.SearchRequest) (retrieval.Query, error) {
 		}
 	}
 	return q, q.Validate()
+}
+
+// isGroup parses a session type: "" and "private" are the user's own session, "group" a shared one.
+func isGroup(v string) (bool, error) {
+	switch v {
+	case "", apiv1.SessionPrivate:
+		return false, nil
+	case apiv1.SessionGroup:
+		return true, nil
+	}
+	return false, memory.FieldError("session_type", "unknown session type %q (want private or group)", v)
 }

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/memcluster/memcluster/apiv1"
+	"github.com/memcluster/memcluster/consolidation"
 	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/retrieval"
 	"github.com/memcluster/memcluster/storage"
@@ -25,6 +26,9 @@ type Cluster interface {
 	Propose(ctx context.Context, shard uint32, cmd []byte) (storage.ApplyResult, error)
 	Search(ctx context.Context, shard uint32, q retrieval.Query, stale bool) ([]retrieval.Result, error)
 	Get(ctx context.Context, shard uint32, user, id string, stale bool) (memory.Memory, error)
+	// ReadSide and Recent read a user's side state and newest memories for the memory model.
+	ReadSide(ctx context.Context, shard uint32, space byte, user, prefix string, limit int, stale bool) (storage.SideRead, error)
+	Recent(ctx context.Context, shard uint32, user string, types []memory.Type, limit int, stale bool) ([]memory.Memory, error)
 	Status(ctx context.Context) apiv1.ClusterStatus
 	Ready() (bool, string)
 	InternalHandler() http.Handler
@@ -58,6 +62,13 @@ type Options struct {
 	// second with TenantBurst (default: the rate) in reserve; 0 turns it off. Over it: 429 with Retry-After.
 	TenantRate  float64
 	TenantBurst int
+	// Model configures consolidation (windows, segmentation, fact policy, patterns, anomalies); the zero value
+	// takes every default of package consolidation.
+	Model consolidation.Options
+	// Extract, when set, replaces the rule-based fact extraction (an LLM provider, say). It runs on the node
+	// that receives the request, before proposing, so replicas only apply its decided output; it must fall back
+	// to consolidation.Extract itself when its provider fails or answers malformed output.
+	Extract consolidation.ExtractFunc
 	// NodeCerts requires a verified client certificate (the cluster CA's) on the internal API: node-to-node
 	// calls are mutual TLS.
 	NodeCerts bool
@@ -117,6 +128,7 @@ func New(c Cluster, emb Embedder, opts Options) *Server {
 	s.route("POST "+apiv1.PathSearch, "search", RoleReader, s.handleSearch)
 	s.route("DELETE "+apiv1.PathUser, "forget", RoleWriter, s.handleForget)
 	s.route("GET "+apiv1.PathClusterStatus, "status", RoleReader, s.handleStatus)
+	s.routeModel()
 	s.mux.HandleFunc("GET "+apiv1.PathHealthz, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -164,6 +176,9 @@ func (s *Server) route(pattern, name string, need Role, h func(http.ResponseWrit
 			sw.Header().Set("Retry-After", retryAfter(wait))
 			writeJSON(sw, http.StatusTooManyRequests, apiv1.Error{Error: apiv1.ErrorBody{Code: "rate_limited",
 				Message: fmt.Sprintf("tenant over %g requests/s; retry in %s", s.opts.TenantRate, wait.Round(time.Millisecond))}})
+			return
+		}
+		if need == RoleWriter && !s.writable(sw) {
 			return
 		}
 		if name == "forget" {

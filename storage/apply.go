@@ -16,6 +16,12 @@ type changes struct {
 	dels []Ref
 }
 
+// diskErr marks a failed Pebble read as ErrDiskIO: the state machine retries the batch instead of halting.
+// Errors of the batch itself (Set, Delete) are not marked: they do not depend on the disk.
+func diskErr(op string, err error) error {
+	return fmt.Errorf("%w: %s: %w", ErrDiskIO, op, err)
+}
+
 // applyCommand is the one switch over command types. It only writes to b: reads go through the indexed batch
 // so that a delete after a put in the same batch sees the put.
 func applyCommand(b *pebble.Batch, shard uint32, c Command, ch *changes) (ApplyResult, error) {
@@ -30,6 +36,8 @@ func applyCommand(b *pebble.Batch, shard uint32, c Command, ch *changes) (ApplyR
 		})
 	case CmdSetEmbeddings:
 		return applySetEmbeddings(b, shard, c.SetEmbed, ch)
+	case CmdUserTxn:
+		return applyUserTxn(b, shard, c.UserTxn, ch)
 	}
 	return ApplyResult{}, fmt.Errorf("%w: type %d", ErrUnknownCommand, c.Type)
 }
@@ -57,7 +65,7 @@ func applyDelete(b *pebble.Batch, shard uint32, p DeletePayload, ch *changes) (A
 			continue
 		}
 		if err != nil {
-			return ApplyResult{}, err
+			return ApplyResult{}, diskErr("read memory", err)
 		}
 		closer.Close()
 		if err := b.Delete(k, nil); err != nil {
@@ -73,7 +81,7 @@ func applyDeleteUser(b *pebble.Batch, shard uint32, p DeleteUserPayload, ch *cha
 	lo, hi := UserRange(shard, p.UserID)
 	it, err := b.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
-		return ApplyResult{}, err
+		return ApplyResult{}, diskErr("scan user", err)
 	}
 	n := 0
 	for ok := it.First(); ok; ok = it.Next() {
@@ -86,12 +94,12 @@ func applyDeleteUser(b *pebble.Batch, shard uint32, p DeleteUserPayload, ch *cha
 		n++
 	}
 	if err := it.Close(); err != nil {
-		return ApplyResult{}, err
+		return ApplyResult{}, diskErr("scan user", err)
 	}
 	if err := b.DeleteRange(lo, hi, nil); err != nil {
 		return ApplyResult{}, err
 	}
-	return ApplyResult{Deleted: n}, nil
+	return ApplyResult{Deleted: n}, deleteUserSide(b, shard, p.UserID)
 }
 
 func applySetEmbeddings(b *pebble.Batch, shard uint32, p SetEmbeddingsPayload, ch *changes) (ApplyResult, error) {
@@ -102,7 +110,7 @@ func applySetEmbeddings(b *pebble.Batch, shard uint32, p SetEmbeddingsPayload, c
 			continue // deleted since the proposer read it
 		}
 		if err != nil {
-			return ApplyResult{}, err
+			return ApplyResult{}, diskErr("read memory", err)
 		}
 		m, err := DecodeMemory(v)
 		closer.Close()
@@ -139,7 +147,7 @@ func once(b *pebble.Batch, shard uint32, reqID string, apply func() (ApplyResult
 		return ApplyResult{Deleted: int(binary.BigEndian.Uint64(v))}, nil
 	}
 	if !errors.Is(err, pebble.ErrNotFound) {
-		return ApplyResult{}, err
+		return ApplyResult{}, diskErr("read request result", err)
 	}
 	res, err := apply()
 	if err != nil {

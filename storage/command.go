@@ -25,10 +25,10 @@ const (
 	// CmdSetEmbeddings replaces the embeddings of existing memories (after the embedding model changed);
 	// a memory deleted meanwhile stays deleted. Payload: JSON SetEmbeddingsPayload.
 	CmdSetEmbeddings CommandType = 4
+	// CmdUserTxn changes one user's memories and side state (sessions, facts, history, samples) atomically,
+	// guarded by the user's revision. Payload: see EncodeUserTxn.
+	CmdUserTxn CommandType = 5
 )
-
-// ErrUnknownCommand marks an entry this binary cannot decode; the replica must stop rather than skip it.
-var ErrUnknownCommand = errors.New("unknown command")
 
 // Command is a decoded log entry.
 type Command struct {
@@ -37,6 +37,7 @@ type Command struct {
 	Delete     DeletePayload
 	DeleteUser DeleteUserPayload
 	SetEmbed   SetEmbeddingsPayload
+	UserTxn    UserTxnPayload
 }
 
 // SetEmbeddingsPayload carries new embeddings, computed by the proposer.
@@ -118,6 +119,8 @@ func DecodeCommand(b []byte) (Command, error) {
 		err = strictJSON(p, &c.DeleteUser)
 	case CmdSetEmbeddings:
 		err = strictJSON(p, &c.SetEmbed)
+	case CmdUserTxn:
+		c.UserTxn, err = decodeUserTxn(p)
 	default:
 		return c, fmt.Errorf("%w: type %d", ErrUnknownCommand, c.Type)
 	}

@@ -5,15 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/memcluster/memcluster/memory"
 )
-
-// ErrFormat is returned when the DB was written by an unknown key format version.
-var ErrFormat = errors.New("unsupported key format version")
 
 // Options configures the node's DB. The zero value is valid.
 type Options struct {
@@ -23,6 +21,18 @@ type Options struct {
 	CacheSize int64
 	// Logger receives Pebble's events; default slog.Default().
 	Logger *slog.Logger
+	// MinFreeBytes is the free-space watermark: below it WriteHealth reports the node read-only, so it stops
+	// taking writes before Pebble meets ENOSPC (which it treats as fatal). Default 256 MiB; negative turns the
+	// check off. Filesystems that cannot report usage (in-memory ones) always pass.
+	MinFreeBytes int64
+	// DiskCheckInterval is how long WriteHealth reuses a free-space reading; default 1s; negative reads it
+	// on every call.
+	DiskCheckInterval time.Duration
+	// WriteRetryMin and WriteRetryMax bound the backoff of a state machine waiting for the disk to take a
+	// failed write; defaults 10ms and 5s.
+	WriteRetryMin, WriteRetryMax time.Duration
+	// Restore bounds snapshot streams; see RestoreLimits for its defaults.
+	Restore RestoreLimits
 }
 
 func (o Options) withDefaults() Options {
@@ -32,13 +42,31 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.MinFreeBytes == 0 {
+		o.MinFreeBytes = 256 << 20
+	}
+	if o.DiskCheckInterval == 0 {
+		o.DiskCheckInterval = time.Second
+	}
+	if o.WriteRetryMin <= 0 {
+		o.WriteRetryMin = 10 * time.Millisecond
+	}
+	if o.WriteRetryMax <= 0 {
+		o.WriteRetryMax = 5 * time.Second
+	}
+	o.Restore = o.Restore.withDefaults()
 	return o
 }
 
 // DB is a node's Pebble DB holding every shard's keyspace and raft log.
 type DB struct {
-	db  *pebble.DB
-	log *slog.Logger
+	db     *pebble.DB
+	log    *slog.Logger
+	opts   Options
+	health *diskHealth
 }
 
 // Open opens or creates the DB in dir and checks its key format version.
@@ -46,12 +74,14 @@ func Open(dir string, opts Options) (*DB, error) {
 	opts = opts.withDefaults()
 	cache := pebble.NewCache(opts.CacheSize)
 	defer cache.Unref()
-	po := &pebble.Options{Cache: cache, FS: opts.FS, Logger: pebbleLogger{opts.Logger}}
+	health := newDiskHealth(dir, opts)
+	po := &pebble.Options{Cache: cache, FS: opts.FS, Logger: pebbleLogger{opts.Logger},
+		EventListener: health.eventListener()}
 	pdb, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("open pebble %s: %w", dir, err)
 	}
-	d := &DB{db: pdb, log: opts.Logger}
+	d := &DB{db: pdb, log: opts.Logger, opts: opts, health: health}
 	if err := d.checkFormat(); err != nil {
 		pdb.Close()
 		return nil, err

@@ -5,17 +5,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/hashicorp/raft"
 
 	"github.com/memcluster/memcluster/memory"
 )
-
-// ErrHalted is returned by a shard state machine that met an entry it cannot decode. It applies nothing more
-// until a binary that understands the entry restarts it: skipping would let this replica diverge.
-var ErrHalted = errors.New("shard replica halted")
 
 // Indexer receives every change after it is committed to Pebble, in log order. Indexes are derived state: an
 // Indexer that fails marks itself for rebuild instead of failing the apply.
@@ -35,7 +33,11 @@ type Ref struct {
 // ApplyResult is what a proposer gets back from raft's ApplyFuture.Response().
 type ApplyResult struct {
 	Deleted int   // for deletes: how many memories existed and were removed
-	Err     error // ErrHalted when the replica stopped
+	Err     error // ErrHalted when the replica stopped, ErrStopped when it shut down waiting for the disk
+	// User transactions: Conflict when the expected revision no longer held (nothing written), and the
+	// user's revision after the command.
+	Conflict bool
+	Rev      uint64
 }
 
 // ShardFSM is the raft.FSM of one shard. It is thin on purpose: it decodes each entry and hands it to
@@ -44,14 +46,20 @@ type ApplyResult struct {
 // Contract (hashicorp/raft): Apply/ApplyBatch, Snapshot and Restore are never called concurrently; entries come in
 // log order. Entries at or below the stored applied index are skipped, which makes replay after a crash (raft
 // re-delivers from the last snapshot) idempotent.
+//
+// An entry is never skipped: one that cannot be decoded halts the replica; a disk failure (ErrDiskIO) blocks
+// the apply loop, which retries the whole batch with backoff until the disk recovers or Stop is called.
 type ShardFSM struct {
-	db      *DB
-	shard   uint32
-	idx     Indexer
-	log     *slog.Logger
-	onHalt  func(error)
-	applied atomic.Uint64
-	halted  atomic.Bool
+	db       *DB
+	shard    uint32
+	idx      Indexer
+	log      *slog.Logger
+	onHalt   func(error)
+	applied  atomic.Uint64
+	halted   atomic.Bool
+	stopped  atomic.Bool // gave up waiting for the disk: raft thinks entries applied that are not
+	stop     chan struct{}
+	stopOnce sync.Once
 }
 
 // NewShardFSM returns the state machine of shard. onHalt (may be nil) is called once, from the apply goroutine,
@@ -61,7 +69,8 @@ func NewShardFSM(db *DB, shard uint32, idx Indexer, log *slog.Logger, onHalt fun
 	if err != nil {
 		return nil, fmt.Errorf("open shard %d state: %w", shard, err)
 	}
-	f := &ShardFSM{db: db, shard: shard, idx: idx, log: log.With("shard", shard), onHalt: onHalt}
+	f := &ShardFSM{db: db, shard: shard, idx: idx, log: log.With("shard", shard), onHalt: onHalt,
+		stop: make(chan struct{})}
 	f.applied.Store(applied)
 	return f, nil
 }
@@ -72,44 +81,91 @@ func (f *ShardFSM) AppliedIndex() uint64 { return f.applied.Load() }
 // Halted reports whether the replica stopped on an undecodable entry.
 func (f *ShardFSM) Halted() bool { return f.halted.Load() }
 
+// Stop makes an apply that waits for the disk give up: its entries are answered ErrStopped and not applied,
+// and this FSM refuses every later apply and snapshot (raft counts the entries as applied, so nothing after
+// them may be). Call it before shutting the raft group down, whose Shutdown waits for the apply goroutine.
+// The next start replays the entries from the raft log.
+func (f *ShardFSM) Stop() { f.stopOnce.Do(func() { close(f.stop) }) }
+
 // Apply implements raft.FSM.
 func (f *ShardFSM) Apply(l *raft.Log) any { return f.ApplyBatch([]*raft.Log{l})[0] }
 
 // ApplyBatch implements raft.BatchingFSM: one Pebble batch for the whole group of entries.
 func (f *ShardFSM) ApplyBatch(logs []*raft.Log) []any {
 	res := make([]any, len(logs))
-	if f.halted.Load() {
-		return fillHalted(res, 0)
+	var since time.Time
+	for attempt := 0; ; attempt++ {
+		switch {
+		case f.halted.Load():
+			return fillErr(res, 0, ErrHalted)
+		case f.stopped.Load():
+			return fillErr(res, 0, ErrStopped)
+		}
+		err := f.tryApply(logs, res)
+		if err == nil {
+			f.diskRecovered(attempt, since)
+			return res
+		}
+		if attempt == 0 {
+			since = time.Now()
+		}
+		if !f.waitForDisk(attempt, err) {
+			return f.giveUp(logs, res)
+		}
 	}
+}
+
+// giveUp answers a batch that waited for the disk until Stop: nothing applied, and nothing will be.
+func (f *ShardFSM) giveUp(logs []*raft.Log, res []any) []any {
+	f.stopped.Store(true)
+	f.db.health.setApplyErr(f.shard, nil) // this FSM is going away; its failure must not pin read-only
+	f.log.Warn("shard state machine stopped while waiting for the disk; entries left to the raft log",
+		"first_index", logs[0].Index, "last_index", logs[len(logs)-1].Index)
+	return fillErr(res, 0, ErrStopped)
+}
+
+// tryApply applies logs in one Pebble batch. A disk failure returns an ErrDiskIO error with nothing applied; an
+// entry that cannot be applied on any replica (undecodable, or stored state corrupt) halts the replica after
+// the entries before it are committed.
+func (f *ShardFSM) tryApply(logs []*raft.Log, res []any) error {
 	b := f.db.db.NewIndexedBatch()
 	defer b.Close()
 	var ch changes
 	var lastIndex, lastTerm uint64
 	for i, l := range logs {
+		res[i] = ApplyResult{}
 		if l.Index <= f.applied.Load() {
-			res[i] = ApplyResult{}
 			continue
 		}
 		if l.Type == raft.LogCommand {
 			r, err := f.applyEntry(b, l, &ch)
+			if retryable(err) {
+				return err
+			}
 			if err != nil {
+				if cerr := f.commit(b, &ch, lastIndex, lastTerm); cerr != nil {
+					return cerr
+				}
 				f.halt(l, err)
-				f.commit(b, &ch, lastIndex, lastTerm)
-				return fillHalted(res, i)
+				fillErr(res, i, ErrHalted)
+				return nil
 			}
 			res[i] = r
-		} else {
-			res[i] = ApplyResult{}
 		}
 		lastIndex, lastTerm = l.Index, l.Term
 	}
-	f.commit(b, &ch, lastIndex, lastTerm)
-	return res
+	return f.commit(b, &ch, lastIndex, lastTerm)
 }
 
-func fillHalted(res []any, from int) []any {
+// retryable reports whether err is a disk failure that may go away. Corruption does not: retrying would block
+// the replica forever, so it halts instead.
+func retryable(err error) bool {
+	return errors.Is(err, ErrDiskIO) && !pebble.IsCorruptionError(err)
+}
+
+func fillErr(res []any, from int, err error) []any {
 	for i := from; i < len(res); i++ {
-		res[i] = ApplyResult{Err: ErrHalted}
+		res[i] = ApplyResult{Err: err}
 	}
 	return res
 }
@@ -123,27 +179,61 @@ func (f *ShardFSM) applyEntry(b *pebble.Batch, l *raft.Log, ch *changes) (ApplyR
 }
 
 // commit writes the batch with the applied index. NoSync: the raft log is fsynced before entries are applied,
-// and every synced raft append flushes this WAL too; a crash replays from the log.
-func (f *ShardFSM) commit(b *pebble.Batch, ch *changes, index, term uint64) {
+// and every synced raft append flushes this WAL too; a crash replays from the log. So after a crash the state
+// may be behind the log, never ahead of it, and never holds part of a batch.
+func (f *ShardFSM) commit(b *pebble.Batch, ch *changes, index, term uint64) error {
 	if index == 0 {
-		return
+		return nil
 	}
 	if err := b.Set(appliedKey(f.shard), appliedValue(index, term), nil); err != nil {
-		panic(fmt.Sprintf("shard %d: set applied index: %v", f.shard, err))
+		return fmt.Errorf("%w: set applied index %d: %w", ErrDiskIO, index, err)
 	}
+	// Pebble itself treats a failed WAL write as fatal (it panics); an error returned here means nothing was
+	// written, so the batch can be retried as a whole.
 	if err := b.Commit(pebble.NoSync); err != nil {
-		// A failed local write cannot be retried later without breaking log order: stop the node loudly.
-		panic(fmt.Sprintf("shard %d: commit applied batch at %d: %v", f.shard, index, err))
+		return fmt.Errorf("%w: commit entries up to %d: %w", ErrDiskIO, index, err)
 	}
 	f.applied.Store(index)
 	if f.idx != nil && (len(ch.puts) > 0 || len(ch.dels) > 0) {
 		f.idx.Index(index, ch.puts, ch.dels)
 	}
+	return nil
+}
+
+// waitForDisk records the failure for DB.WriteHealth, logs the first one of an episode, and sleeps with
+// exponential backoff. It returns false when Stop was called.
+func (f *ShardFSM) waitForDisk(attempt int, err error) bool {
+	f.db.health.setApplyErr(f.shard, err)
+	if attempt == 0 {
+		f.log.Warn("cannot write the shard's state; apply is blocked and retries until the disk recovers",
+			"err", err)
+	}
+	d := f.db.opts.WriteRetryMin << min(attempt, 30)
+	if d <= 0 || d > f.db.opts.WriteRetryMax {
+		d = f.db.opts.WriteRetryMax
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-f.stop:
+		return false
+	}
+}
+
+func (f *ShardFSM) diskRecovered(attempts int, since time.Time) {
+	if attempts == 0 {
+		return
+	}
+	f.db.health.setApplyErr(f.shard, nil)
+	f.log.Info("shard state written again after disk errors", "attempts", attempts+1,
+		"blocked", time.Since(since).Round(time.Millisecond))
 }
 
 func (f *ShardFSM) halt(l *raft.Log, err error) {
 	f.halted.Store(true)
-	f.log.Error("replica halted on an entry it cannot decode", "index", l.Index, "term", l.Term, "err", err)
+	f.log.Error("replica halted on an entry it cannot apply", "index", l.Index, "term", l.Term, "err", err)
 	if f.onHalt != nil {
 		f.onHalt(fmt.Errorf("shard %d entry %d: %w", f.shard, l.Index, err))
 	}
@@ -151,8 +241,11 @@ func (f *ShardFSM) halt(l *raft.Log, err error) {
 
 // Snapshot implements raft.FSM.
 func (f *ShardFSM) Snapshot() (raft.FSMSnapshot, error) {
-	if f.halted.Load() {
+	switch {
+	case f.halted.Load():
 		return nil, ErrHalted
+	case f.stopped.Load():
+		return nil, ErrStopped
 	}
 	// Raft will compact the log up to this snapshot's index: make the applied state durable first.
 	if err := f.db.db.LogData(nil, pebble.Sync); err != nil {

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 )
 
@@ -13,6 +12,9 @@ import (
 //	's' shard(u32) 'r'                 -> restore-in-progress marker
 //	's' shard(u32) 'd' ulen(uvarint) user id -> encoded memory record
 //	's' shard(u32) 'q' request id       -> result of a non-idempotent-looking command (deleted count, u64)
+//	's' shard(u32) space ulen user key  -> a user's side record, space one of 'f' facts, 'g' patterns,
+//	                                       'h' history, 'l' working sessions, 'p' samples, 'i' revision
+//	                                       (usertxn.go); all inside the snapshot range ['d', 'r')
 //	'r' shard(u32) ...                 -> the shard's raft log and stable store (raftstore owns the rest)
 //	'n' name                           -> node-local values (node id, known peers)
 //
@@ -32,9 +34,6 @@ const (
 )
 
 var keyFormat = []byte("\x00fmt")
-
-// ErrBadKey is returned when a key does not decode under this format.
-var ErrBadKey = errors.New("malformed key")
 
 func shardPrefix(shard uint32) []byte {
 	k := make([]byte, 5, 32)

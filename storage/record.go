@@ -3,7 +3,6 @@ package storage
 import (
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 
@@ -13,9 +12,6 @@ import (
 // Record encoding, version 1: [1][uvarint n][n bytes of JSON without the embedding][uvarint dim][dim float32 LE].
 // The embedding is binary because it dominates the record and JSON floats are slow and large.
 const recordVersion = 1
-
-// ErrBadRecord is returned when a stored or proposed record does not decode.
-var ErrBadRecord = errors.New("malformed record")
 
 // EncodeMemory encodes m for storage and for commands.
 func EncodeMemory(m *memory.Memory) ([]byte, error) {

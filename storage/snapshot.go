@@ -23,9 +23,6 @@ const snapshotVersion = 1
 
 var snapshotMagic = []byte("MCSNAP")
 
-// ErrBadSnapshot is returned for a snapshot stream that does not decode.
-var ErrBadSnapshot = errors.New("malformed snapshot")
-
 type shardSnapshot struct {
 	snap  *pebble.Snapshot
 	shard uint32
@@ -91,8 +88,37 @@ func (s *shardSnapshot) write(w io.Writer) error {
 	return zw.Close()
 }
 
-// restoreShard replaces the shard's state with a snapshot stream. A marker key makes an interrupted restore
-// visible at the next start, when the shard is wiped and restored again.
+// RestoreLimits bound what a snapshot stream may decode to. A corrupt or hostile stream (a few KiB of zstd can
+// expand to gigabytes) then fails with ErrBadSnapshot instead of stalling the node or filling its disk.
+type RestoreLimits struct {
+	// MaxRecordBytes bounds one key or value; default 16 MiB (a memory record is under 100 KiB with the
+	// default memory.Limits).
+	MaxRecordBytes int64
+	// MaxTotalBytes bounds the whole decoded stream; default 256 GiB, more than one node holds of a shard.
+	MaxTotalBytes int64
+}
+
+func (l RestoreLimits) withDefaults() RestoreLimits {
+	if l.MaxRecordBytes <= 0 {
+		l.MaxRecordBytes = 16 << 20
+	}
+	if l.MaxTotalBytes <= 0 {
+		l.MaxTotalBytes = 256 << 30
+	}
+	return l
+}
+
+// maxSnapshotWindow bounds the zstd window a stream may ask for (the decoder allocates it up front); the writer
+// uses 8 MiB. One decoder goroutine: restore is I/O-bound, and a synchronous decoder reads its input only
+// when restore asks for bytes.
+const maxSnapshotWindow = 16 << 20
+
+// restoreBatchBytes is how much restore buffers before committing to Pebble.
+const restoreBatchBytes = 4 << 20
+
+// restoreShard replaces the shard's state with a snapshot stream. A marker key, written durably first and
+// removed in the same durable batch that sets the applied index, makes an interrupted restore visible at the
+// next start, when the shard is wiped and restored again.
 func restoreShard(d *DB, shard uint32, r io.Reader) error {
 	if err := d.db.Set(restoreKey(shard), []byte{1}, pebble.Sync); err != nil {
 		return err
@@ -101,17 +127,18 @@ func restoreShard(d *DB, shard uint32, r io.Reader) error {
 	if err := d.db.DeleteRange(lo, hi, pebble.NoSync); err != nil {
 		return err
 	}
-	zr, err := zstd.NewReader(r)
+	zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(maxSnapshotWindow))
 	if err != nil {
 		return err
 	}
 	defer zr.Close()
-	br := bufio.NewReaderSize(zr, 1<<16)
+	lim := d.opts.Restore
+	br := bufio.NewReaderSize(&capReader{r: zr, left: lim.MaxTotalBytes, max: lim.MaxTotalBytes}, 1<<16)
 	index, term, err := readSnapshotHeader(br)
 	if err != nil {
 		return err
 	}
-	if err := copyRecords(d, shard, br); err != nil {
+	if err := copyRecords(d, shard, br, lim.MaxRecordBytes); err != nil {
 		return err
 	}
 	b := d.db.NewBatch()
@@ -124,7 +151,7 @@ func restoreShard(d *DB, shard uint32, r io.Reader) error {
 func readSnapshotHeader(br *bufio.Reader) (index, term uint64, err error) {
 	hdr := make([]byte, len(snapshotMagic)+1+16)
 	if _, err := io.ReadFull(br, hdr); err != nil {
-		return 0, 0, fmt.Errorf("%w: header: %v", ErrBadSnapshot, err)
+		return 0, 0, badSnapshot("header", err)
 	}
 	if string(hdr[:len(snapshotMagic)]) != string(snapshotMagic) || hdr[len(snapshotMagic)] != snapshotVersion {
 		return 0, 0, fmt.Errorf("%w: magic or version", ErrBadSnapshot)
@@ -133,20 +160,20 @@ func readSnapshotHeader(br *bufio.Reader) (index, term uint64, err error) {
 	return binary.BigEndian.Uint64(h), binary.BigEndian.Uint64(h[8:]), nil
 }
 
-func copyRecords(d *DB, shard uint32, br *bufio.Reader) error {
+func copyRecords(d *DB, shard uint32, br *bufio.Reader, maxRecord int64) error {
 	prefix := shardPrefix(shard)
 	b := d.db.NewBatch()
 	defer func() { b.Close() }()
 	var count uint64
 	for {
-		k, err := readChunk(br)
+		k, err := readChunk(br, maxRecord)
 		if err != nil {
 			return err
 		}
 		if len(k) == 0 {
 			break
 		}
-		v, err := readChunk(br)
+		v, err := readChunk(br, maxRecord)
 		if err != nil {
 			return err
 		}
@@ -154,8 +181,8 @@ func copyRecords(d *DB, shard uint32, br *bufio.Reader) error {
 			return err
 		}
 		count++
-		if b.Len() > 4<<20 {
-			if err := b.Commit(pebble.NoSync); err != nil {
+		if b.Len() > restoreBatchBytes {
+			if err := commitRestoreBatch(d, b); err != nil {
 				return err
 			}
 			b.Close()
@@ -166,20 +193,65 @@ func copyRecords(d *DB, shard uint32, br *bufio.Reader) error {
 	if _, err := io.ReadFull(br, want[:]); err != nil || binary.BigEndian.Uint64(want[:]) != count {
 		return fmt.Errorf("%w: record count", ErrBadSnapshot)
 	}
+	return commitRestoreBatch(d, b)
+}
+
+// commitRestoreBatch gives up when the node went read-only: Pebble treats a failed WAL write as fatal, so a
+// restore must not be what fills the disk. Raft retries the install later; the marker makes it start over.
+func commitRestoreBatch(d *DB, b *pebble.Batch) error {
+	if err := d.WriteHealth(); err != nil {
+		return err
+	}
 	return b.Commit(pebble.NoSync)
 }
 
-func readChunk(br *bufio.Reader) ([]byte, error) {
+// readChunk reads one length-prefixed key or value. The buffer grows with the bytes actually read, never
+// with the length the stream claims.
+func readChunk(br *bufio.Reader, limit int64) ([]byte, error) {
 	n, err := binary.ReadUvarint(br)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadSnapshot, err)
+		return nil, badSnapshot("record length", err)
 	}
-	if n > 64<<20 {
-		return nil, fmt.Errorf("%w: chunk of %d bytes", ErrBadSnapshot, n)
+	if n > uint64(limit) {
+		return nil, fmt.Errorf("%w: record of %d bytes exceeds the %d-byte limit", ErrBadSnapshot, n, limit)
 	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(br, buf); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadSnapshot, err)
+	buf, err := io.ReadAll(io.LimitReader(br, int64(n)))
+	if err == nil && uint64(len(buf)) != n {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return nil, badSnapshot("record", err)
 	}
 	return buf, nil
+}
+
+// badSnapshot marks a read error as ErrBadSnapshot once (capReader's errors already are).
+func badSnapshot(what string, err error) error {
+	if errors.Is(err, ErrBadSnapshot) {
+		return err
+	}
+	return fmt.Errorf("%w: %s: %w", ErrBadSnapshot, what, err)
+}
+
+// capReader fails once more than max bytes were read through it.
+type capReader struct {
+	r         io.Reader
+	left, max int64
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		// Exactly max bytes is fine: only a byte beyond it is an error.
+		var one [1]byte
+		if _, err := io.ReadFull(c.r, one[:]); err != nil {
+			return 0, err
+		}
+		return 0, fmt.Errorf("%w: decoded stream larger than the %d-byte limit", ErrBadSnapshot, c.max)
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
 }

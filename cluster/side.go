@@ -1,0 +1,118 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/memcluster/memcluster/memory"
+	"github.com/memcluster/memcluster/storage"
+)
+
+// ReadSide reads a user's side records (sessions, facts, history, samples) of one space under a key prefix,
+// with the user's revision, under the same consistency rules as Get.
+func (n *Node) ReadSide(ctx context.Context, shard uint32, space byte, user, prefix string, limit int, stale bool) (storage.SideRead, error) {
+	var out storage.SideRead
+	err := n.onShard(ctx, shard, "side", stale, func(ctx context.Context, r *Replica) error {
+		if err := barrier(ctx, r, stale); err != nil {
+			return err
+		}
+		var err error
+		out, err = n.db.ReadSide(r.Shard, space, user, prefix, limit)
+		return err
+	}, func(ctx context.Context, addr string) error {
+		return n.call(ctx, http.MethodGet, addr, fmt.Sprintf("%sshards/%d/side", internalPrefix, shard),
+			url.Values{"user": {user}, "space": {string(space)}, "prefix": {prefix}, "limit": {strconv.Itoa(limit)},
+				"stale": {strconv.FormatBool(stale)}}, "", nil, &out)
+	})
+	return out, err
+}
+
+// Recent returns a user's newest memories of the given types (all types when empty), newest first, at most
+// limit, without their embeddings.
+func (n *Node) Recent(ctx context.Context, shard uint32, user string, types []memory.Type, limit int, stale bool) ([]memory.Memory, error) {
+	var out []memory.Memory
+	err := n.onShard(ctx, shard, "recent", stale, func(ctx context.Context, r *Replica) error {
+		if err := barrier(ctx, r, stale); err != nil {
+			return err
+		}
+		var err error
+		out, err = n.db.Recent(r.Shard, user, types, limit)
+		return err
+	}, func(ctx context.Context, addr string) error {
+		q := url.Values{"user": {user}, "limit": {strconv.Itoa(limit)}, "stale": {strconv.FormatBool(stale)}}
+		for _, t := range types {
+			q.Add("type", string(t))
+		}
+		return n.call(ctx, http.MethodGet, addr, fmt.Sprintf("%sshards/%d/recent", internalPrefix, shard), q, "", nil, &out)
+	})
+	return out, err
+}
+
+func barrier(ctx context.Context, r *Replica, stale bool) error {
+	if stale {
+		return nil
+	}
+	return r.ReadBarrier(ctx)
+}
+
+func (n *Node) handleReadSide(w http.ResponseWriter, r *http.Request) {
+	rep, ok := n.localReplica(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	space, limit := q.Get("space"), atoiOr(q.Get("limit"), 0)
+	stale := q.Get("stale") == "true"
+	if len(space) != 1 {
+		writeRPCError(w, &rpcError{Code: "invalid", Message: "bad space"})
+		return
+	}
+	if err := barrier(r.Context(), rep, stale); err != nil {
+		writeRPCError(w, toRPCError(err, rep))
+		return
+	}
+	out, err := n.db.ReadSide(rep.Shard, space[0], q.Get("user"), q.Get("prefix"), limit)
+	if err != nil {
+		writeRPCError(w, toRPCError(err, rep))
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (n *Node) handleRecent(w http.ResponseWriter, r *http.Request) {
+	rep, ok := n.localReplica(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	var types []memory.Type
+	for _, t := range q["type"] {
+		types = append(types, memory.Type(t))
+	}
+	if err := barrier(r.Context(), rep, q.Get("stale") == "true"); err != nil {
+		writeRPCError(w, toRPCError(err, rep))
+		return
+	}
+	out, err := n.db.Recent(rep.Shard, q.Get("user"), types, atoiOr(q.Get("limit"), 0))
+	if err != nil {
+		writeRPCError(w, toRPCError(err, rep))
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func atoiOr(s string, def int) int {
+	if v, err := strconv.Atoi(s); err == nil {
+		return v
+	}
+	return def
+}
+
+// ScanLocalSide scans this node's copy of a side space of shard across users (for background jobs run by the
+// shard's leader, which re-read through the normal path before changing anything).
+func (n *Node) ScanLocalSide(shard uint32, space byte, fn func(user, key string, value []byte) bool) error {
+	return n.db.ScanSide(shard, space, fn)
+}

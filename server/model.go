@@ -1,0 +1,202 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/memcluster/memcluster/apiv1"
+	"github.com/memcluster/memcluster/consolidation"
+	"github.com/memcluster/memcluster/memory"
+	"github.com/memcluster/memcluster/storage"
+)
+
+// The memory-model endpoints share one shape: read the user's state (with its revision), decide with the pure
+// consolidation package, and commit every change — memories, facts, sessions, history — as one user
+// transaction guarded by that revision. A conflict (someone changed the user meanwhile) re-reads and decides
+// again, so concurrent flushes never both ADD the same fact.
+const maxConflictRetries = 8
+
+// userTxn collects what one decision changes.
+type userTxn struct {
+	user    string
+	rev     uint64
+	seen    bool
+	now     time.Time
+	puts    []memory.Memory
+	side    []storage.SideKV
+	deletes []string
+	facts   map[string]consolidation.Fact // the facts as read, for history's "before"
+	ids     *memory.IDSource
+}
+
+// observe records the revision a read saw; the first one guards the transaction (a later, newer one only
+// means the commit will conflict and the decision is redone).
+func (t *userTxn) observe(rev uint64) {
+	if !t.seen {
+		t.rev, t.seen = rev, true
+	}
+}
+
+func (t *userTxn) setSide(space byte, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %c/%s: %w", space, key, err)
+	}
+	t.side = append(t.side, storage.SideKV{Space: space, Key: key, Value: b})
+	return nil
+}
+
+func (t *userTxn) delSide(space byte, key string) {
+	t.side = append(t.side, storage.SideKV{Space: space, Key: key})
+}
+
+// historyEvent is one stored history record (apiv1.HistoryEvent without its id, which is the key).
+type historyEvent struct {
+	MemoryID string    `json:"memory_id"`
+	Op       string    `json:"op"`
+	Time     time.Time `json:"time"`
+	Before   any       `json:"before,omitempty"`
+	After    any       `json:"after,omitempty"`
+	Cause    string    `json:"cause"`
+}
+
+func (t *userTxn) history(memID, op string, before, after any, cause string) error {
+	return t.setSide(storage.SpaceHistory, t.ids.New(t.now),
+		historyEvent{MemoryID: memID, Op: op, Time: t.now, Before: before, After: after, Cause: cause})
+}
+
+// Errors of the memory-model write path.
+var (
+	// errConflict: the user's state kept changing while a decision was made; the client may retry.
+	errConflict = errors.New("user state kept changing")
+	// errEmbedding: the embedding provider failed.
+	errEmbedding = errors.New("embedding failed")
+)
+
+// transact runs decide until its transaction commits without a conflict, and answers failures itself.
+func (s *Server) transact(w http.ResponseWriter, r *http.Request, user string,
+	decide func(ctx context.Context, shard uint32, t *userTxn) error) bool {
+	err := s.transactCtx(r.Context(), user, decide)
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, errConflict):
+		writeError(w, http.StatusConflict, "conflict", err.Error(), "")
+	case errors.Is(err, errEmbedding):
+		writeError(w, http.StatusBadGateway, "embedding_failed", err.Error(), "")
+	default:
+		s.fail(w, r, err)
+	}
+	return false
+}
+
+// transactCtx is transact without HTTP: background jobs (the idle-session sweeper) use it too.
+func (s *Server) transactCtx(ctx context.Context, user string, decide func(ctx context.Context, shard uint32, t *userTxn) error) error {
+	shard, err := s.c.ShardFor(ctx, user)
+	if err != nil {
+		return err
+	}
+	for attempt := 0; attempt < maxConflictRetries; attempt++ {
+		t := &userTxn{user: user, now: s.opts.Now().UTC(), ids: s.ids}
+		if err := decide(ctx, shard, t); err != nil {
+			return err
+		}
+		if len(t.puts) == 0 && len(t.side) == 0 && len(t.deletes) == 0 {
+			return nil // nothing to change
+		}
+		if err := s.embedAll(ctx, t.puts); err != nil {
+			return fmt.Errorf("%w: %v", errEmbedding, err)
+		}
+		cmd, err := storage.EncodeUserTxn(storage.UserTxnPayload{UserID: user, ExpectRev: t.rev, Puts: t.puts,
+			Side: t.side, Deletes: t.deletes})
+		if err != nil {
+			return err
+		}
+		res, err := s.c.Propose(ctx, shard, cmd)
+		if err != nil {
+			return err
+		}
+		if !res.Conflict {
+			return nil
+		}
+		s.metrics.conflicts.Inc()
+	}
+	return fmt.Errorf("%w: user %q changed %d times while this request decided; retry", errConflict, user, maxConflictRetries)
+}
+
+// embedAll fills the embeddings of memories that have none (facts re-put with a new status keep theirs).
+func (s *Server) embedAll(ctx context.Context, ms []memory.Memory) error {
+	var idx []int
+	var texts []string
+	for i := range ms {
+		if ms[i].Embedding == nil {
+			idx, texts = append(idx, i), append(texts, ms[i].Text)
+		}
+	}
+	if len(texts) == 0 {
+		return nil
+	}
+	vecs, err := s.emb.Embed(ctx, texts)
+	if err != nil {
+		return err
+	}
+	for j, i := range idx {
+		ms[i].Embedding, ms[i].EmbedModel = vecs[j], s.emb.Fingerprint()
+	}
+	return nil
+}
+
+// readFacts reads every fact of user (current and past), oldest first.
+func (s *Server) readFacts(ctx context.Context, shard uint32, t *userTxn) ([]consolidation.Fact, error) {
+	rd, err := s.c.ReadSide(ctx, shard, storage.SpaceFacts, t.user, "", 0, false)
+	if err != nil {
+		return nil, err
+	}
+	t.observe(rd.Rev)
+	facts := make([]consolidation.Fact, 0, len(rd.Items))
+	t.facts = make(map[string]consolidation.Fact, len(rd.Items))
+	for _, kv := range rd.Items {
+		var f consolidation.Fact
+		if err := json.Unmarshal(kv.Value, &f); err != nil {
+			return nil, fmt.Errorf("decode fact %s: %w", kv.Key, err)
+		}
+		facts = append(facts, f)
+		t.facts[f.ID] = f
+	}
+	sort.SliceStable(facts, func(i, j int) bool { return facts[i].RecordedAt.Before(facts[j].RecordedAt) })
+	return facts, nil
+}
+
+// consolidator is the deterministic consolidation with this server's options and id source.
+func (s *Server) consolidator() consolidation.Consolidator {
+	return consolidation.Consolidator{Options: s.opts.Model, NewID: s.ids.New, Extract: s.opts.Extract}
+}
+
+// routeModel mounts the memory-model endpoints.
+func (s *Server) routeModel() {
+	s.route("GET "+apiv1.PathSession, "session_get", RoleReader, s.handleSession)
+	s.route("POST "+apiv1.PathSessionMessages, "session_append", RoleWriter, s.handleAppend)
+	s.route("POST "+apiv1.PathSessionFlush, "session_flush", RoleWriter, s.handleFlush)
+	s.route("POST "+apiv1.PathSessionEnd, "session_end", RoleWriter, s.handleEnd)
+	s.route("POST "+apiv1.PathRemember, "remember", RoleWriter, s.handleRemember)
+	s.route("GET "+apiv1.PathFacts, "facts", RoleReader, s.handleFacts)
+	s.route("GET "+apiv1.PathHistory, "history", RoleReader, s.handleHistory)
+	s.route("POST "+apiv1.PathSignals, "signals", RoleWriter, s.handleSignals)
+	s.route("GET "+apiv1.PathAggregates, "aggregates", RoleReader, s.handleAggregates)
+	s.route("POST "+apiv1.PathConsolidate, "consolidate", RoleWriter, s.handleConsolidate)
+	s.route("POST "+apiv1.PathPatternCorrect, "pattern_correct", RoleWriter, s.handleCorrect)
+	s.route("GET "+apiv1.PathGraph, "graph", RoleReader, s.handleGraph)
+}
+
+// countDecisions records a trigger and its fact decisions in the metrics.
+func (s *Server) countDecisions(trigger string, ds []apiv1.FactDecision) {
+	s.metrics.triggers.WithLabelValues(trigger).Inc()
+	for _, d := range ds {
+		s.metrics.decisions.WithLabelValues(trigger, d.Decision).Inc()
+	}
+}
