@@ -38,6 +38,7 @@ type config struct {
 	tenantRate      float64
 	tenantBurst     int
 	clusterToken    string
+	clockOffset     time.Duration
 
 	embedProvider string
 	embedURL      string
@@ -45,6 +46,16 @@ type config struct {
 	embedAPIKey   string
 	embedDir      string
 	embedDim      int
+
+	llmURL       string
+	llmModel     string
+	llmAPIKeyEnv string
+	llmTimeout   time.Duration
+
+	minFreeBytes  int64
+	sessionWindow int
+	sessionTTL    time.Duration
+	sweepEvery    time.Duration
 }
 
 func (c *config) register(fs *pflag.FlagSet) {
@@ -80,6 +91,19 @@ func (c *config) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.embedAPIKey, "embed-api-key", "", "API key for the openai provider")
 	fs.StringVar(&c.embedDir, "embed-dir", "", "directory of a Model2Vec model (model.safetensors, tokenizer.json)")
 	fs.IntVar(&c.embedDim, "embed-dim", 0, "vector dimension (hashed: default 256; openai: learned when 0)")
+	fs.StringVar(&c.llmURL, "llm-url", "", "base URL of an OpenAI-compatible chat API for fact extraction, e.g. http://localhost:11434/v1; empty: rules only")
+	fs.StringVar(&c.llmModel, "llm-model", "", "chat model for --llm-url")
+	// The key's name, not the key: a flag value shows in ps and shell history.
+	fs.StringVar(&c.llmAPIKeyEnv, "llm-api-key-env", "OPENAI_API_KEY", "name of the environment variable that holds the --llm-url API key")
+	fs.DurationVar(&c.llmTimeout, "llm-timeout", 10*time.Second, "time budget per message for LLM extraction, retries included; then the rules answer")
+	fs.Int64Var(&c.minFreeBytes, "min-free-bytes", 256<<20, "free disk space below which the node turns read-only (writes get 507, reads go on); negative: off")
+	fs.IntVar(&c.sessionWindow, "session-window", 20, "working memory: messages kept verbatim per session; the oldest half folds into the summary")
+	fs.DurationVar(&c.sessionTTL, "session-ttl", time.Hour, "working memory: a session idle this long is consolidated and ended")
+	fs.DurationVar(&c.sweepEvery, "session-sweep", time.Minute, "how often shard leaders look for idle sessions")
+	// Hidden: a fault-injection knob. The chaos campaign restarts a node with a different offset, which is how a
+	// clock step looks to the process; Raft timing uses the monotonic clock and is not affected.
+	fs.DurationVar(&c.clockOffset, "clock-offset", 0, "testing: shift the wall clock the API uses for ids and timestamps")
+	_ = fs.MarkHidden("clock-offset")
 }
 
 // applyEnv sets every flag not given on the command line from MEMNODE_<NAME>, e.g. MEMNODE_HTTP_ADDR.

@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/memcluster/memcluster/cluster"
+	"github.com/memcluster/memcluster/consolidation"
 	"github.com/memcluster/memcluster/embed"
 	"github.com/memcluster/memcluster/fulltext"
 	"github.com/memcluster/memcluster/reembed"
@@ -102,10 +103,14 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	if err != nil {
 		return err
 	}
+	extract, err := newExtractor(c, os.Getenv, log, reg)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(c.dataDir, 0o755); err != nil {
 		return fmt.Errorf("--data-dir: %w", err)
 	}
-	db, err := storage.Open(filepath.Join(c.dataDir, "pebble"), storage.Options{Logger: log})
+	db, err := storage.Open(filepath.Join(c.dataDir, "pebble"), storage.Options{Logger: log, MinFreeBytes: c.minFreeBytes})
 	if err != nil {
 		return err
 	}
@@ -131,9 +136,14 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	jobCtx, stopJobs := context.WithCancel(context.Background())
 	defer stopJobs()
 	go reembed.New(node, db, emb, reembed.Options{Logger: log, Registry: reg}).Run(jobCtx)
+	model := consolidation.Options{Working: consolidation.WorkingOptions{MaxMessages: c.sessionWindow, IdleTTL: c.sessionTTL}}
+	if err := model.Validate(); err != nil {
+		return fmt.Errorf("--session-window or --session-ttl: %w", err)
+	}
 	api := server.New(node, emb, server.Options{MaxBodyBytes: c.maxBodyBytes, Logger: log, Registry: reg, Pprof: c.pprof, Auth: auth, MaxInFlight: c.maxInFlight, NodeCerts: nodeTLS != nil,
-		TenantRate: c.tenantRate, TenantBurst: c.tenantBurst,
-		Tracer: tp.Tracer("memcluster/server")})
+		TenantRate: c.tenantRate, TenantBurst: c.tenantBurst, Now: offsetClock(c.clockOffset),
+		Tracer: tp.Tracer("memcluster/server"), Extract: extract, Model: model})
+	go api.RunIdleSweeper(jobCtx, node, c.sweepEvery)
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: apiTLS}
 	errc := make(chan error, 1)
@@ -149,6 +159,16 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 		printDevHint(logw, c)
 	}
 	return waitAndStop(ctx, srv, node, errc, log)
+}
+
+// offsetClock is the wall clock shifted by --clock-offset (0: time.Now itself). Only the API's decisions — ids,
+// created_at, the default occurred_at, search recency — read it; ids are fixed before a command is proposed, so
+// replicas never consult a clock.
+func offsetClock(d time.Duration) func() time.Time {
+	if d == 0 {
+		return time.Now
+	}
+	return func() time.Time { return time.Now().Add(d) }
 }
 
 func waitAndStop(ctx context.Context, srv *http.Server, node *cluster.Node, errc chan error, log *slog.Logger) error {
