@@ -69,3 +69,12 @@ chaos:
 chaos-short:
 	MEMCLUSTER_CHAOS=1 $(GO) test -count=1 -v -timeout 10m -run '^TestChaos$$' ./chaos/ \
 		-chaos.schedules=3 -chaos.duration=20s -chaos.seed=$(SEED)
+
+# chaos-crash: CYCLES rounds of SIGKILL-every-node + restart under heavy writes, then the same checks
+# (`chaos-crash: cycles=N ops=M acked=A violations=V lost=L`). 4-8 s per cycle at first, growing with the data:
+# every restart after SIGKILL rebuilds the bleve indexes.
+CYCLES ?= 100
+.PHONY: chaos-crash
+chaos-crash:
+	MEMCLUSTER_CHAOS=1 $(GO) test -count=1 -v -timeout 0 -run '^TestCrashCycles$$' ./chaos/ \
+		-chaos.crash-cycles=$(CYCLES) -chaos.seed=$(SEED) -chaos.clients=$(CLIENTS)
