@@ -35,11 +35,7 @@ func (s *Server) handleConsolidate(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		eps := make([]consolidation.Episode, 0, len(recent))
-		for _, m := range recent {
-			eps = append(eps, consolidation.Episode{ID: m.ID, Start: m.OccurredAt, End: m.OccurredAt, Summary: m.Text,
-				Entities: m.Entities, Tags: m.Tags, Importance: m.Importance})
-		}
+		eps := episodesOf(recent)
 		ps, cands, err := consolidation.DetectPatterns(prev, eps, nil, t.now, s.opts.Model.Patterns)
 		if err != nil {
 			return err
@@ -149,4 +145,14 @@ func apiPatterns(ps []consolidation.Pattern) []apiv1.Pattern {
 			Confidence: p.Confidence, Status: string(p.Status), UpdatedAt: p.UpdatedAt})
 	}
 	return out
+}
+
+// episodesOf turns episodic memories into the episodes pattern detection clusters (anomaly episodes included).
+func episodesOf(ms []memory.Memory) []consolidation.Episode {
+	eps := make([]consolidation.Episode, 0, len(ms))
+	for _, m := range ms {
+		eps = append(eps, consolidation.Episode{ID: m.ID, Start: m.OccurredAt, End: m.OccurredAt, Summary: m.Text,
+			Entities: m.Entities, Tags: m.Tags, Importance: m.Importance})
+	}
+	return eps
 }

@@ -167,8 +167,10 @@ func (s *Server) consolidateSession(w http.ResponseWriter, r *http.Request, trig
 		if err != nil {
 			return err
 		}
-		res, err = s.runSession(t, &rec, facts, trigger)
-		return err
+		if res, facts, err = s.runSession(t, &rec, facts, trigger); err != nil || trigger != "end" {
+			return err
+		}
+		return s.patternsAtEnd(ctx, shard, t, facts, &res)
 	})
 	if done {
 		s.countDecisions(trigger, res.Facts)
@@ -177,7 +179,8 @@ func (s *Server) consolidateSession(w http.ResponseWriter, r *http.Request, trig
 }
 
 // runSession consolidates one session into t (also used by the idle sweeper with trigger "idle").
-func (s *Server) runSession(t *userTxn, rec *sessionRecord, facts []consolidation.Fact, trigger string) (apiv1.ConsolidationResult, error) {
+func (s *Server) runSession(t *userTxn, rec *sessionRecord, facts []consolidation.Fact, trigger string) (
+	apiv1.ConsolidationResult, []consolidation.Fact, error) {
 	run := rec.Session.ID
 	c := s.consolidator()
 	var rep consolidation.Report
@@ -189,9 +192,9 @@ func (s *Server) runSession(t *userTxn, rec *sessionRecord, facts []consolidatio
 	}
 	if err != nil {
 		if errors.Is(err, consolidation.ErrInvalidInput) {
-			return apiv1.ConsolidationResult{}, memory.FieldError("session", "%v", err)
+			return apiv1.ConsolidationResult{}, nil, memory.FieldError("session", "%v", err)
 		}
-		return apiv1.ConsolidationResult{}, err
+		return apiv1.ConsolidationResult{}, nil, err
 	}
 	res := apiv1.ConsolidationResult{UserID: t.user, RunID: run, Messages: rep.Messages, Trigger: trigger,
 		Episodes: make([]memory.Memory, 0, len(rep.Episodes)), Rejected: rejected(rep.Rejections), Ended: rep.Ended}
@@ -200,18 +203,18 @@ func (s *Server) runSession(t *userTxn, rec *sessionRecord, facts []consolidatio
 		t.puts = append(t.puts, m)
 		res.Episodes = append(res.Episodes, m)
 		if err := t.history(m.ID, "ADD", nil, map[string]any{"text": m.Text, "type": m.Type}, trigger+": episode"); err != nil {
-			return res, err
+			return res, nil, err
 		}
 	}
 	if res.Facts, err = t.applyDecisions(rep.Decisions, trigger); err != nil {
-		return res, err
+		return res, nil, err
 	}
 	if rep.Ended {
 		t.delSide(storage.SpaceSessions, run)
 	} else if err := t.setSide(storage.SpaceSessions, run, rec); err != nil {
-		return res, err
+		return res, nil, err
 	}
-	return res, nil
+	return res, rep.Facts, nil
 }
 
 // episodeMemory is the episodic memory of one segmented event.
@@ -221,4 +224,27 @@ func episodeMemory(t *userTxn, agent, run string, ep consolidation.Episode, sour
 		Importance: ep.Importance, Metadata: map[string]string{memory.MetaSource: source,
 			"ended_at": ep.End.UTC().Format("2006-01-02T15:04:05Z07:00"), "boundary": ep.Boundary,
 			"messages": fmt.Sprint(len(ep.Messages))}}
+}
+
+// patternsAtEnd runs pattern consolidation when a session ends (the repetition trigger): the user's recent
+// episodes, this session's included, are clustered, and a habit seen often enough becomes a fact in the same
+// transaction.
+func (s *Server) patternsAtEnd(ctx context.Context, shard uint32, t *userTxn, facts []consolidation.Fact,
+	res *apiv1.ConsolidationResult) error {
+	prev, err := s.readPatterns(ctx, shard, t)
+	if err != nil {
+		return err
+	}
+	recent, err := s.c.Recent(ctx, shard, t.user, []memory.Type{memory.Episodic}, maxPatternEpisodes, false)
+	if err != nil {
+		return err
+	}
+	eps := episodesOf(append(res.Episodes, recent...))
+	ps, cands, err := consolidation.DetectPatterns(prev, eps, nil, t.now, s.opts.Model.Patterns)
+	if err != nil {
+		return err
+	}
+	ds, err := s.decidePatterns(t, ps, cands, facts, "repetition")
+	res.Facts = append(res.Facts, ds...)
+	return err
 }

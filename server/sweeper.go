@@ -59,7 +59,7 @@ func (s *Server) sweepOnce(ctx context.Context, c Sweeper) int {
 			if err != nil {
 				return err
 			}
-			res, err := s.runSession(t, &rec, facts, "idle")
+			res, _, err := s.runSession(t, &rec, facts, "idle")
 			if err == nil {
 				s.countDecisions("idle", res.Facts)
 				ended++
