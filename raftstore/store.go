@@ -36,12 +36,12 @@ var (
 	_ raft.MonotonicLogStore = (*Store)(nil)
 )
 
-// IsMonotonic implements raft.MonotonicLogStore. The store itself tolerates
-// gaps, but without this raft leaves the pre-snapshot log in place after
-// installing a snapshot and relies on the gap, so [FirstIndex, LastIndex]
-// would not be a contiguous log. raft-boltdb avoids it because deleting
-// everything is slow there; for us it is one range tombstone.
-func (s *Store) IsMonotonic() bool { return true }
+// IsMonotonic implements raft.MonotonicLogStore and answers false, on purpose. On the monotonic path raft
+// empties the log after installing a snapshot but keeps its stale last-log index, and a follower whose log ran
+// ahead of the snapshot then panics with "log not found" (hashicorp/raft#697; reproduced by sim/ with
+// -sim.seed=102 -sim.monotonic). The other path only deletes the prefix up to the snapshot, which raft has
+// used with raft-boltdb for years; the store tolerates the gaps it can leave.
+func (s *Store) IsMonotonic() bool { return false }
 
 // New returns the Store for the group whose keys live under prefix.
 // Prefixes of groups sharing db must be prefix-free (none a prefix of

@@ -1,0 +1,82 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// PCG streams: each kind of decision draws from its own stream of the seed, so adding a draw to one (say, a new
+// fault kind) does not reshuffle the others.
+const (
+	streamTopology = iota + 1
+	streamFaults
+	streamOps
+)
+
+type plannedOp struct {
+	in    input
+	think time.Duration // pause before issuing the operation
+}
+
+// plan is everything a seed decides, made before the cluster starts.
+type plan struct {
+	nodes   int
+	users   []string
+	steps   []step
+	clients [][]plannedOp
+}
+
+func makePlan(o Options) plan {
+	p := plan{nodes: o.Nodes}
+	if p.nodes == 0 {
+		p.nodes = []int{3, 5}[rand.New(rand.NewPCG(o.Seed, streamTopology)).IntN(2)]
+	}
+	for u := 0; u < o.Users; u++ {
+		p.users = append(p.users, fmt.Sprintf("user%d", u))
+	}
+	p.steps = planSchedule(rand.New(rand.NewPCG(o.Seed, streamFaults)), p.nodes, o.Steps)
+	p.clients = planOps(rand.New(rand.NewPCG(o.Seed, streamOps)), o.Clients, o.OpsPerClient, p.users)
+	return p
+}
+
+// planOps draws every client's operations. Clients are planned round-robin so that deletes can target ids that
+// other clients put at about the same point in their lists: some deletes race their put, most find it.
+func planOps(rng *rand.Rand, clients, perClient int, users []string) [][]plannedOp {
+	pool := map[string][]string{} // ids planned so far, per user
+	out := make([][]plannedOp, clients)
+	for i := 0; i < perClient; i++ {
+		for c := range out {
+			u := users[rng.IntN(len(users))]
+			op := plannedOp{in: input{User: u, Req: fmt.Sprintf("c%d.%03d", c, i)}, think: time.Duration(rng.IntN(10)) * time.Millisecond}
+			switch r := rng.IntN(100); {
+			case r < 40:
+				op.in.Kind = opPut
+				for j := range 1 + rng.IntN(2) {
+					op.in.IDs = append(op.in.IDs, fmt.Sprintf("c%d.%03d.%d", c, i, j))
+				}
+				pool[u] = append(pool[u], op.in.IDs...)
+			case r < 97 && r >= 75 && len(pool[u]) > 0:
+				op.in.Kind = opDelete
+				recent := pool[u][max(0, len(pool[u])-6):]
+				for range 1 + rng.IntN(2) {
+					op.in.IDs = append(op.in.IDs, recent[rng.IntN(len(recent))])
+				}
+			case r >= 97:
+				op.in.Kind = opDeleteUser
+			default:
+				op.in.Kind = opGet
+			}
+			out[c] = append(out[c], op)
+		}
+	}
+	return out
+}
+
+func (p plan) describe() []string {
+	out := []string{fmt.Sprintf("%d replicas, %d clients x %d ops on %d users", p.nodes, len(p.clients), len(p.clients[0]), len(p.users))}
+	for _, s := range p.steps {
+		out = append(out, fmt.Sprintf("%s for %v", s.desc, s.dur))
+	}
+	return out
+}
