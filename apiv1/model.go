@@ -211,3 +211,65 @@ type GraphEdge struct {
 	Statement  string  `json:"statement"`
 	Confidence float64 `json:"confidence"`
 }
+
+// PathContext is POST: the retrieval pipeline — plan, hot retrieval per memory type, confidence, escalation to
+// the archive, and context packaged to a token budget.
+const PathContext = "/v1/users/{user_id}/context"
+
+// DefaultContextBudget is the token budget of a context request that names none.
+const DefaultContextBudget = 800
+
+// ContextRequest is the body of POST .../context.
+type ContextRequest struct {
+	Query       string     `json:"query"`
+	RunID       string     `json:"run_id,omitempty"`       // read this session's working memory first
+	Budget      int        `json:"budget,omitempty"`       // tokens, default DefaultContextBudget, 20..100000
+	Now         *time.Time `json:"now,omitempty"`          // anchors "yesterday", "last week"; default: the node's clock
+	Explain     bool       `json:"explain,omitempty"`      // include the plan and every stage
+	SessionType string     `json:"session_type,omitempty"` // "group": shared memory only
+}
+
+// ContextItem is one piece of evidence in the packaged context.
+type ContextItem struct {
+	ID        string     `json:"id"`
+	Text      string     `json:"text"`
+	Time      *time.Time `json:"time,omitempty"`
+	Score     float64    `json:"score"`
+	Tier      string     `json:"tier"` // hot or cold
+	Cue       string     `json:"cue"`  // e.g. "2026-03-05, confidence 0.82, cold"
+	Truncated bool       `json:"truncated,omitempty"`
+}
+
+// ContextBlock groups the items of one kind: working, semantic, episodic, perceptual.
+type ContextBlock struct {
+	Kind  string        `json:"kind"`
+	Title string        `json:"title"`
+	Items []ContextItem `json:"items"`
+}
+
+// ContextResponse is the packaged context and how much to trust it.
+type ContextResponse struct {
+	UserID     string         `json:"user_id"`
+	Blocks     []ContextBlock `json:"blocks"`
+	Text       string         `json:"text"` // the blocks rendered for a prompt
+	Tokens     int            `json:"tokens"`
+	Budget     int            `json:"budget"`
+	Confidence float64        `json:"confidence"`
+	Escalated  bool           `json:"escalated"` // the archive was searched
+	Uncertain  bool           `json:"uncertain"` // confidence stayed under the threshold
+	LeftOut    []LeftOut      `json:"left_out,omitempty"`
+	Plan       any            `json:"plan,omitempty"`   // with explain
+	Stages     []ContextStage `json:"stages,omitempty"` // with explain
+}
+
+// LeftOut names an item missing from the context or cut short, and why.
+type LeftOut struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+}
+
+// ContextStage is one step of the pipeline, as --explain shows it.
+type ContextStage struct {
+	Stage  string `json:"stage"` // plan, working, semantic, episodic, perceptual, confidence, escalate, package
+	Detail any    `json:"detail"`
+}

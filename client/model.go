@@ -160,3 +160,13 @@ func (c *Client) Graph(ctx context.Context, user, concept string, depth int) (ap
 	}
 	return out, err
 }
+
+// Context runs the retrieval pipeline for user and returns the packaged context.
+func (c *Client) Context(ctx context.Context, user string, req apiv1.ContextRequest) (apiv1.ContextResponse, error) {
+	var out apiv1.ContextResponse
+	p, err := userPath(apiv1.PathContext, user)
+	if err == nil {
+		err = c.do(ctx, "POST", p, nil, req, &out)
+	}
+	return out, err
+}

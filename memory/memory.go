@@ -112,7 +112,12 @@ const (
 	MetaFactStatus = "fact_status"
 	// MetaSource says which write path made a memory: session, remember, pattern, perceptual.
 	MetaSource = "source"
+	// MetaTier is "archive" on the hot-tier index entry of cold memories: searched only on escalation.
+	MetaTier = "tier"
 )
+
+// IsArchive reports whether m is an archive-index entry standing for cold memories.
+func (m *Memory) IsArchive() bool { return m.Metadata[MetaTier] == "archive" }
 
 // Retired reports whether m mirrors a fact that is no longer believed.
 func (m *Memory) Retired() bool {

@@ -38,6 +38,8 @@ type Query struct {
 	SharedOnly bool `json:"shared_only,omitempty"`
 	// IncludeRetired keeps superseded and retracted facts in the results.
 	IncludeRetired bool `json:"include_retired,omitempty"`
+	// Archive searches the archive index (entries standing for cold memories) instead of hot memories.
+	Archive bool `json:"archive,omitempty"`
 
 	VectorWeight        float64       `json:"vector_weight"`
 	TextWeight          float64       `json:"text_weight"`

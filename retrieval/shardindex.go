@@ -51,6 +51,7 @@ type attrs struct {
 	tags       []string
 	shared     bool // visible to group sessions
 	retired    bool // a superseded or retracted fact
+	archive    bool // an archive-index entry (cold memories behind it)
 }
 
 // ShardIndex holds one shard replica's derived indexes: vectors in memory, bleve on disk. It is fed by the
@@ -67,7 +68,8 @@ type ShardIndex struct {
 	attrs map[string]*attrs
 	tl    *timelines // per-user order, actors and names, for the pipeline mode (timeline.go)
 	feed  *textFeeder
-	// anyRetired is set once a retired fact is indexed: until then searches skip the per-hit filter.
+	// anyRetired is set once a retired fact or an archive entry is indexed: until then searches skip the per-hit
+	// filter.
 	anyRetired atomic.Bool
 }
 
@@ -180,8 +182,8 @@ func (s *ShardIndex) Reset() {
 func (s *ShardIndex) indexVector(m memory.Memory) {
 	s.mu.Lock()
 	s.attrs[m.ID] = &attrs{user: m.UserID, typ: m.Type, agent: m.AgentID, run: m.RunID, occurred: m.OccurredAt,
-		tags: m.Tags, shared: m.IsShared(), retired: m.Retired()}
-	if m.Retired() {
+		tags: m.Tags, shared: m.IsShared(), retired: m.Retired(), archive: m.IsArchive()}
+	if m.Retired() || m.IsArchive() {
 		s.anyRetired.Store(true)
 	}
 	s.tl.noteLocked(m)
@@ -210,7 +212,7 @@ func (a *attrs) match(q *Query) bool {
 	if len(q.Types) > 0 && !slices.Contains(q.Types, a.typ) {
 		return false
 	}
-	if (q.SharedOnly && !a.shared) || (a.retired && !q.IncludeRetired) {
+	if (q.SharedOnly && !a.shared) || (a.retired && !q.IncludeRetired) || a.archive != q.Archive {
 		return false
 	}
 	if (q.AgentID != "" && a.agent != q.AgentID) || (q.RunID != "" && a.run != q.RunID) {

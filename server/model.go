@@ -191,6 +191,7 @@ func (s *Server) routeModel() {
 	s.route("POST "+apiv1.PathConsolidate, "consolidate", RoleWriter, s.handleConsolidate)
 	s.route("POST "+apiv1.PathPatternCorrect, "pattern_correct", RoleWriter, s.handleCorrect)
 	s.route("GET "+apiv1.PathGraph, "graph", RoleReader, s.handleGraph)
+	s.route("POST "+apiv1.PathContext, "context", RoleReader, s.handleContext)
 }
 
 // countDecisions records a trigger and its fact decisions in the metrics.

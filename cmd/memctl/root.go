@@ -98,6 +98,7 @@ a flag on the command line wins over the environment.`,
 		// The memory model: sessions, facts, history, signals, patterns, graph.
 		newSessionCmd(g),
 		newRememberCmd(g),
+		newContextCmd(g),
 		newFactsCmd(g),
 		newHistoryCmd(g),
 		newPerceiveCmd(g),
