@@ -273,3 +273,19 @@ type ContextStage struct {
 	Stage  string `json:"stage"` // plan, working, semantic, episodic, perceptual, confidence, escalate, package
 	Detail any    `json:"detail"`
 }
+
+// PathTierRun is POST (admin): move a user's aged or low-value hot memories to cold segments now.
+const PathTierRun = "/v1/tier/run"
+
+// TierRunRequest is the body of POST /v1/tier/run.
+type TierRunRequest struct {
+	UserID    string `json:"user_id"`
+	OlderThan string `json:"older_than,omitempty"` // a duration such as "180d" or "4320h": overrides the per-type ages
+}
+
+// TierRunResponse says what moved.
+type TierRunResponse struct {
+	UserID   string   `json:"user_id"`
+	Moved    int      `json:"moved"`    // hot memories now cold
+	Segments []string `json:"segments"` // keys of the segments written
+}

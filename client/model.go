@@ -170,3 +170,11 @@ func (c *Client) Context(ctx context.Context, user string, req apiv1.ContextRequ
 	}
 	return out, err
 }
+
+// TierRun moves user's aged hot memories to cold segments now; olderThan ("180d", "4320h") overrides the
+// per-type ages when not empty.
+func (c *Client) TierRun(ctx context.Context, user, olderThan string) (apiv1.TierRunResponse, error) {
+	var out apiv1.TierRunResponse
+	err := c.do(ctx, "POST", apiv1.PathTierRun, nil, apiv1.TierRunRequest{UserID: user, OlderThan: olderThan}, &out)
+	return out, err
+}

@@ -25,8 +25,9 @@ type contextRun struct {
 	ev     []retrieval.Evidence
 	tiers  map[string]string // evidence id -> tier
 	stages []apiv1.ContextStage
-	// escalated: the archive was searched.
+	// escalated: the archive was searched; coldHits are the archive entries it read.
 	escalated bool
+	coldHits  []string
 }
 
 func (s *Server) handleContext(w http.ResponseWriter, r *http.Request) {
@@ -47,6 +48,7 @@ func (s *Server) handleContext(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, cr.respond())
+	go s.noteColdReads(user, cr.coldHits)
 }
 
 func (s *Server) newContextRun(ctx context.Context, user string, req apiv1.ContextRequest) (*contextRun, error) {
@@ -195,7 +197,8 @@ func (cr *contextRun) search(t memory.Type, archive bool) error {
 	// A question that is only a time ("what did I do last week?") is answered by that period's memories,
 	// whatever their words: the range is the filter and every memory in it is relevant.
 	onlyTime := cr.plan.Time != nil && len(cr.plan.Terms) == 0
-	if tr := cr.plan.Time; tr != nil {
+	// An archive entry is dated by its month's start: the range is applied to the items it rehydrates instead.
+	if tr := cr.plan.Time; tr != nil && !archive {
 		q.From, q.To = tr.From.UTC(), tr.To.UTC()
 	}
 	if onlyTime {
@@ -213,10 +216,13 @@ func (cr *contextRun) search(t memory.Type, archive bool) error {
 		return err
 	}
 	for _, h := range hits {
-		tier := "hot"
 		if archive {
-			tier = "cold"
+			if err := cr.rehydrate(h.Memory, h.Score); err != nil {
+				return err
+			}
+			continue
 		}
+		tier := "hot"
 		m, score := h.Memory, h.Score
 		if onlyTime {
 			score = max(score, 0.5)

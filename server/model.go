@@ -192,6 +192,7 @@ func (s *Server) routeModel() {
 	s.route("POST "+apiv1.PathPatternCorrect, "pattern_correct", RoleWriter, s.handleCorrect)
 	s.route("GET "+apiv1.PathGraph, "graph", RoleReader, s.handleGraph)
 	s.route("POST "+apiv1.PathContext, "context", RoleReader, s.handleContext)
+	s.route("POST "+apiv1.PathTierRun, "tier_run", RoleAdmin, s.handleTierRun)
 }
 
 // countDecisions records a trigger and its fact decisions in the metrics.

@@ -20,10 +20,13 @@ const (
 	SpaceHistory  byte = 'h' // key: event id (ULID)    -> history event JSON
 	SpaceSessions byte = 'l' // key: run id             -> working session JSON
 	SpaceSamples  byte = 'p' // key: signal \x00 time   -> sample value
+	SpaceCold     byte = 'k' // key: segment key        -> cold segment (JSON string, base64 of the segment)
+	SpaceAccess   byte = 'j' // key: archive entry id   -> reads of the entry (warm-restore counter)
 	spaceUserRev  byte = 'i' // the user's revision (u64), bumped by every user transaction
 )
 
-var sideSpaces = []byte{SpaceFacts, SpacePatterns, SpaceHistory, SpaceSessions, SpaceSamples, spaceUserRev}
+var sideSpaces = []byte{SpaceFacts, SpacePatterns, SpaceHistory, SpaceSessions, SpaceSamples, SpaceCold, SpaceAccess,
+	spaceUserRev}
 
 // ErrConflict is the result of a user transaction whose expected revision no longer holds: someone changed
 // the user's state since the proposer read it. Nothing was written; re-read and decide again.

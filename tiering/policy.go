@@ -29,7 +29,8 @@ type Options struct {
 	// was recorded (CreatedAt). Current facts never tier. Default 30 days.
 	RetiredFactHotFor time.Duration
 	// OlderThan, when set, replaces the three ages above for one run (the operator's `tier run
-	// --older-than 180d`): every tierable memory older than this tiers, under the same rules otherwise
+	// --older-than 180d`): every tierable memory that occurred longer ago than this tiers (by OccurredAt alone,
+	// so imported history counts by its events' age), under the same rules otherwise
 	// (pins hold, current facts and working memory stay). Default 0: off. At least MinOlderThan.
 	OlderThan time.Duration
 	// MaxItems bounds the items of one group, hence of one segment. Default 500.
@@ -155,7 +156,11 @@ func (p *Policy) Decide(m *memory.Memory, a AccessStat, now time.Time) (bool, st
 		}
 	}
 	if p.o.OlderThan > 0 {
+		// The operator's age is the event's: history imported today about a trip 400 days ago is 400 days old.
 		hot = p.o.OlderThan
+		if c != ClassSemantic {
+			age = now.Sub(m.OccurredAt)
+		}
 	}
 	if age <= hot {
 		return false, fmt.Sprintf("%s, %v old, hot for %v", c, age.Truncate(time.Hour), hot)

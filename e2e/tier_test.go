@@ -1,0 +1,86 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memcluster/memcluster/apiv1"
+	"github.com/memcluster/memcluster/memory"
+)
+
+// TestTierEscalateRehydrateRestore: 400-day-old kayak-trip episodes tiered cold by `tier run --older-than 180d`
+// are found again by a context question that escalates to the archive; a question recent memory answers does
+// not escalate; asking about the trip several times restores it to the hot tier; forget leaves nothing.
+func TestTierEscalateRehydrateRestore(t *testing.T) {
+	c, p := devNode(t)
+	ctx := context.Background()
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	old := now.AddDate(0, 0, -400)
+	var reqs []apiv1.PutRequest
+	for i, text := range []string{
+		"We paddled the kayak across Lake Tahoe at dawn with Maya.",
+		"The kayak trip ended with a campfire on the north shore of Lake Tahoe.",
+		"Maya capsized the kayak near Emerald Bay and we laughed for an hour.",
+	} {
+		at := old.Add(time.Duration(i) * time.Hour)
+		reqs = append(reqs, apiv1.PutRequest{UserID: "sol", Text: text, OccurredAt: &at})
+	}
+	recent := now.Add(-24 * time.Hour)
+	reqs = append(reqs, apiv1.PutRequest{UserID: "sol", Text: "Yesterday I bought a blue bicycle helmet at the market.", OccurredAt: &recent})
+	stored, err := c.PutBatch(ctx, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := memctl(t, p.http, "-o", "json", "tier", "run", "--user", "sol", "--older-than", "180d")
+	if code != 0 || !strings.Contains(out, `"moved": 3`) {
+		t.Fatalf("tier run: %d %s %s", code, out, errOut)
+	}
+	if _, err := c.Get(ctx, "sol", stored[0].ID, false); !errors.Is(err, memory.ErrNotFound) {
+		t.Fatalf("a tiered memory is still hot: %v", err)
+	}
+	ask := func(q string) apiv1.ContextResponse {
+		t.Helper()
+		res, err := c.Context(ctx, "sol", apiv1.ContextRequest{Query: q, Now: &now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := ask("What did I buy at the market?")
+	if res.Escalated || !strings.Contains(res.Text, "bicycle helmet") {
+		t.Fatalf("recent question: escalated=%v confidence=%.2f\n%s", res.Escalated, res.Confidence, res.Text)
+	}
+	res = ask("Tell me about the kayak trip on Lake Tahoe")
+	if !res.Escalated || !strings.Contains(res.Text, "kayak") {
+		t.Fatalf("old trip: escalated=%v\n%s", res.Escalated, res.Text)
+	}
+	var cold bool
+	for _, b := range res.Blocks {
+		for _, it := range b.Items {
+			cold = cold || (it.Tier == "cold" && strings.Contains(it.Text, "kayak"))
+		}
+	}
+	if !cold {
+		t.Fatalf("no rehydrated cold item: %+v", res.Blocks)
+	}
+	// Read often enough, the trip returns to the hot tier (the restore runs after each answer).
+	for i := 0; i < 3; i++ {
+		ask("Tell me about the kayak trip on Lake Tahoe")
+		time.Sleep(300 * time.Millisecond)
+	}
+	waitFor(t, 10*time.Second, "the trip back in the hot tier", func() bool {
+		_, err := c.Get(ctx, "sol", stored[0].ID, false)
+		return err == nil
+	})
+	// Forget reaches every tier.
+	if _, err := c.DeleteUser(ctx, "sol"); err != nil {
+		t.Fatal(err)
+	}
+	res = ask("Tell me about the kayak trip on Lake Tahoe")
+	if strings.Contains(res.Text, "kayak") {
+		t.Fatalf("forgotten user still has memories:\n%s", res.Text)
+	}
+}
