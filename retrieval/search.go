@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"math"
-	"sort"
 	"slices"
+	"sort"
 	"sync"
 	"time"
 

@@ -144,8 +144,10 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.sessionState(user, run, rec.Session))
 }
 
-func (s *Server) handleFlush(w http.ResponseWriter, r *http.Request) { s.consolidateSession(w, r, "flush") }
-func (s *Server) handleEnd(w http.ResponseWriter, r *http.Request)   { s.consolidateSession(w, r, "end") }
+func (s *Server) handleFlush(w http.ResponseWriter, r *http.Request) {
+	s.consolidateSession(w, r, "flush")
+}
+func (s *Server) handleEnd(w http.ResponseWriter, r *http.Request) { s.consolidateSession(w, r, "end") }
 
 // consolidateSession is flush (keep the window) or end (drop the session): what is pending becomes episodes
 // and fact decisions, committed with the session's new state in one transaction.

@@ -26,7 +26,9 @@ func sampleKey(signal string, t time.Time) string {
 	return "s/" + signal + "/" + hex.EncodeToString(binary.BigEndian.AppendUint64(nil, uint64(t.UnixNano())))
 }
 
-func anomalyKey(signal string, day time.Time) string { return "a/" + signal + "/" + day.Format("2006-01-02") }
+func anomalyKey(signal string, day time.Time) string {
+	return "a/" + signal + "/" + day.Format("2006-01-02")
+}
 
 type storedSample struct {
 	T time.Time `json:"t"`
