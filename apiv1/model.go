@@ -289,3 +289,23 @@ type TierRunResponse struct {
 	Moved    int      `json:"moved"`    // hot memories now cold
 	Segments []string `json:"segments"` // keys of the segments written
 }
+
+// PathTierStatus is GET ?user_id=U: a user's hot and cold counts and bytes per memory type.
+const PathTierStatus = "/v1/tier/status"
+
+// TierCount is the size of one tier of one memory type.
+type TierCount struct {
+	Type      string `json:"type"`
+	HotCount  int    `json:"hot_count"`
+	HotBytes  int64  `json:"hot_bytes"` // encoded records, embeddings included
+	ColdCount int    `json:"cold_count"`
+	ColdBytes int64  `json:"cold_bytes"` // segments as stored
+	Archive   int    `json:"archive_entries"`
+}
+
+// TierStatusResponse is the answer to GET /v1/tier/status.
+type TierStatusResponse struct {
+	UserID string      `json:"user_id"`
+	Shard  uint32      `json:"shard"`
+	Types  []TierCount `json:"types"`
+}

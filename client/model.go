@@ -178,3 +178,10 @@ func (c *Client) TierRun(ctx context.Context, user, olderThan string) (apiv1.Tie
 	err := c.do(ctx, "POST", apiv1.PathTierRun, nil, apiv1.TierRunRequest{UserID: user, OlderThan: olderThan}, &out)
 	return out, err
 }
+
+// TierStatus returns user's hot and cold counts and bytes per memory type.
+func (c *Client) TierStatus(ctx context.Context, user string) (apiv1.TierStatusResponse, error) {
+	var out apiv1.TierStatusResponse
+	err := c.do(ctx, "GET", apiv1.PathTierStatus, url.Values{"user_id": {user}}, nil, &out)
+	return out, err
+}

@@ -41,6 +41,10 @@ func TestTierEscalateRehydrateRestore(t *testing.T) {
 	if _, err := c.Get(ctx, "sol", stored[0].ID, false); !errors.Is(err, memory.ErrNotFound) {
 		t.Fatalf("a tiered memory is still hot: %v", err)
 	}
+	out, errOut, code = memctl(t, p.http, "-o", "json", "tier", "status", "--user", "sol")
+	if code != 0 || !strings.Contains(out, `"cold_count": 3`) || !strings.Contains(out, `"hot_count": 1`) {
+		t.Fatalf("tier status: %d %s %s", code, out, errOut)
+	}
 	ask := func(q string) apiv1.ContextResponse {
 		t.Helper()
 		res, err := c.Context(ctx, "sol", apiv1.ContextRequest{Query: q, Now: &now})

@@ -193,6 +193,7 @@ func (s *Server) routeModel() {
 	s.route("GET "+apiv1.PathGraph, "graph", RoleReader, s.handleGraph)
 	s.route("POST "+apiv1.PathContext, "context", RoleReader, s.handleContext)
 	s.route("POST "+apiv1.PathTierRun, "tier_run", RoleAdmin, s.handleTierRun)
+	s.route("GET "+apiv1.PathTierStatus, "tier_status", RoleReader, s.handleTierStatus)
 }
 
 // countDecisions records a trigger and its fact decisions in the metrics.

@@ -249,3 +249,78 @@ func (s *Server) warmRestore(ctx context.Context, shard uint32, t *userTxn, entr
 	s.metrics.triggers.WithLabelValues("warm_restore").Inc()
 	return t.history(entryID, "DELETE", nil, map[string]any{"restored": len(items)}, "tier: warm restore")
 }
+
+// handleTierStatus counts a user's hot memories (encoded size, embeddings included) and cold segments per type.
+func (s *Server) handleTierStatus(w http.ResponseWriter, r *http.Request) {
+	user := r.URL.Query().Get("user_id")
+	if err := s.opts.Limits.ValidateID("user_id", user, true); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	shard, ok := s.shard(w, r, user)
+	if !ok {
+		return
+	}
+	st, err := s.tierStatus(r.Context(), shard, user)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (s *Server) tierStatus(ctx context.Context, shard uint32, user string) (apiv1.TierStatusResponse, error) {
+	out := apiv1.TierStatusResponse{UserID: user, Shard: shard, Types: []apiv1.TierCount{}}
+	byType := map[memory.Type]*apiv1.TierCount{}
+	get := func(t memory.Type) *apiv1.TierCount {
+		if byType[t] == nil {
+			byType[t] = &apiv1.TierCount{Type: string(t)}
+		}
+		return byType[t]
+	}
+	ms, err := s.c.Recent(ctx, shard, user, nil, 0, false)
+	if err != nil {
+		return out, err
+	}
+	dim := 0 // Recent strips embeddings: count them back at the model's size
+	if vecs, err := s.emb.Embed(ctx, []string{"x"}); err == nil && len(vecs) == 1 {
+		dim = len(vecs[0])
+	}
+	for i := range ms {
+		tc := get(ms[i].Type)
+		if ms[i].IsArchive() {
+			tc.Archive++
+			continue
+		}
+		ms[i].Embedding = make([]float32, dim)
+		rec, err := storage.EncodeMemory(&ms[i])
+		if err != nil {
+			return out, err
+		}
+		tc.HotCount++
+		tc.HotBytes += int64(len(rec))
+	}
+	rd, err := s.c.ReadSide(ctx, shard, storage.SpaceCold, user, "", 0, false)
+	if err != nil {
+		return out, err
+	}
+	for _, kv := range rd.Items {
+		var seg []byte
+		if json.Unmarshal(kv.Value, &seg) != nil {
+			continue
+		}
+		meta, err := tiering.ReadHeader(seg)
+		if err != nil {
+			return out, fmt.Errorf("segment %s: %w", kv.Key, err)
+		}
+		tc := get(meta.Type)
+		tc.ColdCount += meta.Count
+		tc.ColdBytes += int64(len(seg))
+	}
+	for _, t := range memory.Types {
+		if tc := byType[t]; tc != nil {
+			out.Types = append(out.Types, *tc)
+		}
+	}
+	return out, nil
+}

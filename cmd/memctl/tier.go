@@ -12,10 +12,43 @@ func newTierCmd(g *globals) *cobra.Command {
 		Short: "Hot/cold tiering: move aged memories to compressed cold segments",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return fmt.Errorf("tier: name a subcommand (run)")
+			return fmt.Errorf("tier: name a subcommand (run or status)")
 		},
 	}
-	cmd.AddCommand(newTierRunCmd(g))
+	cmd.AddCommand(newTierRunCmd(g), newTierStatusCmd(g))
+	return cmd
+}
+
+func newTierStatusCmd(g *globals) *cobra.Command {
+	var user string
+	cmd := &cobra.Command{
+		Use:   "status --user U",
+		Short: "A user's hot and cold counts and bytes per memory type",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireUser(user); err != nil {
+				return fmt.Errorf("%w (a cluster-wide status is not built yet)", err)
+			}
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			st, err := c.TierStatus(cmd.Context(), user)
+			if err != nil {
+				return fmt.Errorf("tier status: %w", err)
+			}
+			if g.json() {
+				return printJSON(cmd.OutOrStdout(), st)
+			}
+			tw := newTable(cmd.OutOrStdout())
+			fmt.Fprintf(tw, "TYPE\tHOT\tHOT BYTES\tCOLD\tCOLD BYTES\tARCHIVE ENTRIES\n")
+			for _, t := range st.Types {
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\n", t.Type, t.HotCount, t.HotBytes, t.ColdCount, t.ColdBytes, t.Archive)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&user, "user", "", "user id (required for now)")
 	return cmd
 }
 
