@@ -261,3 +261,30 @@ func TestModelBadInputIsRejectedWhole(t *testing.T) {
 		t.Fatalf("a rejected sample was stored: %+v %v", daily, err)
 	}
 }
+
+// TestModelIdleSessionIsConsolidated: a session idle past --session-ttl is ended by its shard leader's sweeper:
+// its messages become episodes and facts, and the session is gone.
+func TestModelIdleSessionIsConsolidated(t *testing.T) {
+	needProcesses(t)
+	p := newProc(t, "dev")
+	p.start("--dev", "--session-ttl", "2s", "--session-sweep", "300ms")
+	c := p.client(t)
+	ctx := context.Background()
+	waitFor(t, 30*time.Second, "a ready node", func() bool { return c.Ready(ctx) == nil })
+	if _, err := c.Append(ctx, "tia", "idle", apiv1.AppendRequest{Messages: []apiv1.Message{
+		{Role: "user", Text: "I work at Globex as an engineer."}, {Role: "assistant", Text: "Noted, Globex."}}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the idle session to be ended", func() bool {
+		_, err := c.Session(ctx, "tia", "idle")
+		return errors.Is(err, memory.ErrNotFound)
+	})
+	facts, err := c.Facts(ctx, "tia", false, time.Time{})
+	if err != nil || len(facts) == 0 || !strings.Contains(facts[0].Statement, "Globex") {
+		t.Fatalf("facts after the idle end: %+v %v", facts, err)
+	}
+	hist, _ := c.History(ctx, "tia", "")
+	if len(hist) == 0 || !strings.HasPrefix(hist[0].Cause, "idle") {
+		t.Fatalf("history does not show the idle trigger: %+v", hist)
+	}
+}
