@@ -88,3 +88,37 @@ func TestTierEscalateRehydrateRestore(t *testing.T) {
 		t.Fatalf("forgotten user still has memories:\n%s", res.Text)
 	}
 }
+
+// TestCompactorTiersAgedMemories: the shard leader's background compactor moves memories older than the
+// policy's 90 episodic days to cold segments by itself. The node restarts with its clock 100 days ahead
+// (the hidden --clock-offset), which is how the passing of time looks to it.
+func TestCompactorTiersAgedMemories(t *testing.T) {
+	needProcesses(t)
+	p := newProc(t, "dev")
+	p.start("--dev")
+	c := p.client(t)
+	ctx := context.Background()
+	waitFor(t, 30*time.Second, "a ready node", func() bool { return c.Ready(ctx) == nil })
+	stored, err := c.PutBatch(ctx, []apiv1.PutRequest{{UserID: "uma", Text: "We planted tomatoes in the garden."},
+		{UserID: "uma", Text: "The tomatoes got blight in August."}, {UserID: "uma", Text: "Important: my passport number changed.",
+			Importance: ptr(0.9)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.kill()
+	p.start("--dev", "--clock-offset", "2400h", "--tier-every", "1s")
+	waitFor(t, 30*time.Second, "a ready node", func() bool { return c.Ready(ctx) == nil })
+	waitFor(t, 30*time.Second, "the compactor to tier the garden", func() bool {
+		_, err := c.Get(ctx, "uma", stored[0].ID, false)
+		return errors.Is(err, memory.ErrNotFound)
+	})
+	if _, err := c.Get(ctx, "uma", stored[2].ID, false); err != nil {
+		t.Fatalf("an important memory must stay hot: %v", err)
+	}
+	st, err := c.TierStatus(ctx, "uma")
+	if err != nil || len(st.Types) != 1 || st.Types[0].ColdCount != 2 || st.Types[0].HotCount != 1 || st.Types[0].Archive != 1 {
+		t.Fatalf("tier status %+v %v", st, err)
+	}
+}
+
+func ptr(f float64) *float64 { return &f }

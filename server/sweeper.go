@@ -13,6 +13,7 @@ import (
 type Sweeper interface {
 	LeaderShards() []uint32
 	ScanLocalSide(shard uint32, space byte, fn func(user, key string, value []byte) bool) error
+	LocalUsers(shard uint32, fn func(user string) bool) error
 }
 
 // RunIdleSweeper ends, every interval, the working sessions idle past their TTL on the shards this node leads

@@ -324,3 +324,52 @@ func (s *Server) tierStatus(ctx context.Context, shard uint32, user string) (api
 	}
 	return out, nil
 }
+
+// RunCompactor is the background compactor: every interval, on the shards this node leads, each user's hot
+// memories are checked against the tiering policy and what has aged moves to cold segments, through the
+// same guarded transaction as `tier run`. Only the shard's leader runs it, so every replica sees one decision.
+func (s *Server) RunCompactor(ctx context.Context, c Sweeper, interval time.Duration) {
+	if interval <= 0 {
+		return
+	}
+	pol, err := tiering.NewPolicy(tiering.Options{})
+	if err != nil {
+		s.log.Error("compactor: policy", "err", err)
+		return
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.compactOnce(ctx, c, pol)
+		}
+	}
+}
+
+func (s *Server) compactOnce(ctx context.Context, c Sweeper, pol *tiering.Policy) (moved int) {
+	start := time.Now()
+	for _, shard := range c.LeaderShards() {
+		var users []string
+		if err := c.LocalUsers(shard, func(u string) bool { users = append(users, u); return ctx.Err() == nil }); err != nil {
+			s.log.Warn("compactor: list users", "shard", shard, "err", err)
+			continue
+		}
+		for _, u := range users {
+			err := s.transactCtx(ctx, u, func(ctx context.Context, shard uint32, t *userTxn) error {
+				n, _, err := s.tierOnce(ctx, shard, t, pol)
+				moved += n
+				return err
+			})
+			if err != nil {
+				s.log.Warn("compactor: tier user", "user_id", u, "err", err)
+			}
+		}
+	}
+	if moved > 0 {
+		s.log.Info("compactor: tiered", "memories", moved, "took", time.Since(start).Round(time.Millisecond))
+	}
+	return moved
+}

@@ -93,3 +93,26 @@ func (d *DB) ScanSide(shard uint32, space byte, fn func(user, key string, value 
 	}
 	return it.Error()
 }
+
+// Users calls fn with every user that has memory records in shard, in key order, until fn returns false. It
+// seeks past each user's records instead of reading them: O(users) seeks, for background jobs.
+func (d *DB) Users(shard uint32, fn func(user string) bool) error {
+	lo, hi := dataRange(shard)
+	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; {
+		_, user, _, err := DecodeMemoryKey(it.Key())
+		if err != nil {
+			return err
+		}
+		if !fn(user) {
+			break
+		}
+		_, end := UserRange(shard, user)
+		ok = it.SeekGE(end)
+	}
+	return it.Error()
+}

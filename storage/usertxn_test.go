@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -69,5 +70,22 @@ func TestUserTxnDecodeRejectsForeignPutsAndSpaces(t *testing.T) {
 	b, _ = EncodeUserTxn(UserTxnPayload{UserID: "u", Side: []SideKV{{Space: 'i', Key: "", Value: json.RawMessage(`1`)}}})
 	if _, err := DecodeCommand(b); !errors.Is(err, ErrUnknownCommand) {
 		t.Fatalf("a write to the revision space must not decode: %v", err)
+	}
+}
+
+func TestUsersListsEachUserOnce(t *testing.T) {
+	db := openMem(t, vfs.NewMem())
+	defer db.Close()
+	f, err := NewShardFSM(db, 2, &recIndexer{}, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ApplyBatch([]*raft.Log{putLog(t, 1, mem("b", "1", "x"), mem("b", "2", "y"), mem("a", "3", "z"), mem("ab", "4", "w"))})
+	var users []string
+	if err := db.Users(2, func(u string) bool { users = append(users, u); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(users, ",") != "a,b,ab" { // length-prefixed keys: shorter ids first
+		t.Fatalf("users = %v", users)
 	}
 }

@@ -56,6 +56,7 @@ type config struct {
 	sessionWindow int
 	sessionTTL    time.Duration
 	sweepEvery    time.Duration
+	tierEvery     time.Duration
 }
 
 func (c *config) register(fs *pflag.FlagSet) {
@@ -100,6 +101,7 @@ func (c *config) register(fs *pflag.FlagSet) {
 	fs.IntVar(&c.sessionWindow, "session-window", 20, "working memory: messages kept verbatim per session; the oldest half folds into the summary")
 	fs.DurationVar(&c.sessionTTL, "session-ttl", time.Hour, "working memory: a session idle this long is consolidated and ended")
 	fs.DurationVar(&c.sweepEvery, "session-sweep", time.Minute, "how often shard leaders look for idle sessions")
+	fs.DurationVar(&c.tierEvery, "tier-every", time.Hour, "how often shard leaders move aged memories to cold segments; 0: only on `memctl tier run`")
 	// Hidden: a fault-injection knob. The chaos campaign restarts a node with a different offset, which is how a
 	// clock step looks to the process; Raft timing uses the monotonic clock and is not affected.
 	fs.DurationVar(&c.clockOffset, "clock-offset", 0, "testing: shift the wall clock the API uses for ids and timestamps")

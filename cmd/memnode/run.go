@@ -144,6 +144,7 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 		TenantRate: c.tenantRate, TenantBurst: c.tenantBurst, Now: offsetClock(c.clockOffset),
 		Tracer: tp.Tracer("memcluster/server"), Extract: extract, Model: model})
 	go api.RunIdleSweeper(jobCtx, node, c.sweepEvery)
+	go api.RunCompactor(jobCtx, node, c.tierEvery)
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: apiTLS}
 	errc := make(chan error, 1)
