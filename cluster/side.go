@@ -119,4 +119,6 @@ func (n *Node) ScanLocalSide(shard uint32, space byte, fn func(user, key string,
 
 // LocalUsers lists the users with memories in this node's copy of shard (for the shard leader's background
 // jobs, which re-read through the normal path before changing anything).
-func (n *Node) LocalUsers(shard uint32, fn func(user string) bool) error { return n.db.Users(shard, fn) }
+func (n *Node) LocalUsers(shard uint32, fn func(user string) bool) error {
+	return n.db.Users(shard, fn)
+}
