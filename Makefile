@@ -30,9 +30,11 @@ test: build vet
 # Each fuzz target for a decoder of outside bytes, briefly (committed seeds in */testdata/fuzz run in `go test`
 # too). FUZZTIME=10m for a real campaign.
 FUZZTIME ?= 5s
-FUZZ_TARGETS := FuzzDecodeCommand FuzzDecodeMemory FuzzDecodeMemoryKey FuzzRestore
+FUZZ_TARGETS := storage:FuzzDecodeCommand storage:FuzzDecodeMemory storage:FuzzDecodeMemoryKey storage:FuzzRestore \
+	tiering:FuzzDecodeSegment retrieval:FuzzParseTimeRange server:FuzzDecodeBody
 fuzz-short:
-	for f in $(FUZZ_TARGETS); do $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./storage/ || exit 1; done
+	for pf in $(FUZZ_TARGETS); do p=$${pf%%:*}; f=$${pf#*:}; \
+		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./$$p/ || exit 1; done
 
 test-short:
 	$(GO) test -short -count=1 ./...

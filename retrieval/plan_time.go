@@ -116,13 +116,16 @@ func (c cal) matchAt(low string, i int, bare bool) (from, to time.Time, n int, o
 var sinceRe = regexp.MustCompile(`\Asince\s+`)
 
 // asciiLower lower-cases ASCII letters only, so byte offsets stay those of the original query.
+// asciiLower lower-cases ASCII letters byte by byte, so offsets into the result are offsets into s (strings.Map
+// would turn each invalid UTF-8 byte into a 3-byte U+FFFD and shift them: found by FuzzParseTimeRange).
 func asciiLower(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'A' && r <= 'Z' {
-			return r + ('a' - 'A')
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + ('a' - 'A')
 		}
-		return r
-	}, s)
+	}
+	return string(b)
 }
 
 func wordStart(s string, i int) bool {
