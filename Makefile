@@ -56,7 +56,9 @@ cluster-stop:
 	scripts/cluster.sh stop
 
 # Fault injection (issue 6): a 3-process cluster, concurrent clients with recorded histories, a seeded nemesis
-# (SIGKILL + restart, SIGSTOP/SIGCONT), porcupine linearizability checks and a lost-write check. Ends with one
+# (SIGKILL + restart, SIGSTOP/SIGCONT, partitions and one-way drops in network namespaces, clock steps, a node
+# dead past its timeout, a node joining), porcupine linearizability checks, a lost-write check and replica
+# comparison. Ends with one
 # line `chaos: schedules=N ops=M violations=V lost=L`; a failure prints the seed and the command that replays it.
 # chaos-short: 3 schedules of 20s (~2 minutes). chaos: SCHEDULES, DURATION, SEED (0 = from the clock), CLIENTS.
 SCHEDULES ?= 20
