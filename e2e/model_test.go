@@ -188,6 +188,20 @@ func TestModelSleepAnomalyIsSearchable(t *testing.T) {
 	if err != nil || len(daily.Days) != 17 {
 		t.Fatalf("daily: %+v %v", daily, err)
 	}
+	// The context pipeline puts the anomaly in its perceptual block for a measure question.
+	cres, err := c.Context(ctx, "ola", apiv1.ContextRequest{Query: "How did I sleep recently?", Now: day(17, 12)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, b := range cres.Blocks {
+		for _, it := range b.Items {
+			found = found || (b.Kind == "perceptual" && it.ID == res.Anomalies[0].ID)
+		}
+	}
+	if !found {
+		t.Fatalf("no anomaly in the perceptual block:\n%s", cres.Text)
+	}
 }
 
 func TestModelGroupSessionSeesNoPrivateMemory(t *testing.T) {

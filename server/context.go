@@ -101,6 +101,11 @@ func (cr *contextRun) retrieve() error {
 			err = cr.working()
 		case memory.Semantic:
 			cr.semantic(facts)
+		case memory.Perceptual:
+			// Raw perceptual memories, and the episodes the perceptual path made of anomalies.
+			if err = cr.search(t, false); err == nil {
+				err = cr.searchTagged(t, memory.Episodic, "perceptual")
+			}
 		default:
 			err = cr.search(t, false)
 		}
@@ -189,10 +194,19 @@ func (cr *contextRun) semantic(facts []consolidation.Fact) {
 // search adds the hybrid search's hits of one memory type within the plan's time range (archive: the archive
 // index instead of hot memories).
 func (cr *contextRun) search(t memory.Type, archive bool) error {
+	return cr.searchQ(t, t, "", archive)
+}
+
+// searchTagged adds hits of memory type stored carrying tag, as evidence of kind t.
+func (cr *contextRun) searchTagged(t, stored memory.Type, tag string) error {
+	return cr.searchQ(t, stored, tag, false)
+}
+
+func (cr *contextRun) searchQ(t, stored memory.Type, tag string, archive bool) error {
 	q := retrieval.NewQuery(cr.user, cr.req.Query)
-	q.Types, q.Now, q.SharedOnly, q.Archive, q.K, q.MinScore = []memory.Type{t}, cr.now, cr.group, archive, 10, 0.2
-	if t == memory.Semantic {
-		q.Types = []memory.Type{memory.Semantic}
+	q.Types, q.Now, q.SharedOnly, q.Archive, q.K, q.MinScore = []memory.Type{stored}, cr.now, cr.group, archive, 10, 0.2
+	if tag != "" {
+		q.Tags = []string{tag}
 	}
 	// A question that is only a time ("what did I do last week?") is answered by that period's memories,
 	// whatever their words: the range is the filter and every memory in it is relevant.
