@@ -122,3 +122,42 @@ func TestCompactorTiersAgedMemories(t *testing.T) {
 }
 
 func ptr(f float64) *float64 { return &f }
+
+// TestColdSegmentsSurviveANodeLoss: a user's cold segments are replicated with the shard, so after SIGKILL of
+// any one node of three (each is tried in turn, restarting the last) escalation still rehydrates the cold trip.
+func TestColdSegmentsSurviveANodeLoss(t *testing.T) {
+	needProcesses(t)
+	procs := []*proc{newProc(t, "n1"), newProc(t, "n2"), newProc(t, "n3")}
+	for _, p := range procs {
+		p.start("--bootstrap-expect", "3", "--join", procs[0].gossip, "--shards", "4", "--replicas", "3")
+	}
+	ctx := context.Background()
+	waitFor(t, 60*time.Second, "a healthy 3-node cluster", func() bool {
+		st, err := procs[0].client(t).ClusterStatus(ctx)
+		return err == nil && st.Healthy && len(st.Nodes) == 3
+	})
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	old := now.AddDate(-1, -2, 0)
+	c := procs[0].client(t)
+	if _, err := c.PutBatch(ctx, []apiv1.PutRequest{
+		{UserID: "val", Text: "We paddled the kayak across Lake Tahoe at dawn.", OccurredAt: &old},
+		{UserID: "val", Text: "The kayak trip ended with a campfire on the shore of Lake Tahoe.", OccurredAt: &old}}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := c.TierRun(ctx, "val", "180d"); err != nil || res.Moved != 2 {
+		t.Fatalf("tier run: %+v %v", res, err)
+	}
+	for i, victim := range procs {
+		victim.kill()
+		other := procs[(i+1)%3].client(t)
+		waitFor(t, 60*time.Second, "the trip from the archive with "+victim.id+" down", func() bool {
+			res, err := other.Context(ctx, "val", apiv1.ContextRequest{Query: "Tell me about the kayak trip on Lake Tahoe", Now: &now})
+			return err == nil && res.Escalated && strings.Contains(res.Text, "campfire")
+		})
+		victim.start() // same data dir and addresses: it rejoins from what it remembers
+		waitFor(t, 60*time.Second, "a healthy cluster again", func() bool {
+			st, err := other.ClusterStatus(ctx)
+			return err == nil && st.Healthy
+		})
+	}
+}
