@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/memcluster/memcluster/internal/openaihttp"
 )
 
 // OpenAIOptions configures a client for an OpenAI-compatible /embeddings
@@ -84,10 +86,10 @@ func (o OpenAIOptions) Validate() error {
 
 // OpenAI embeds texts through an OpenAI-compatible HTTP API. Safe for concurrent use.
 type OpenAI struct {
-	opt OpenAIOptions
-	url string
-	dim atomic.Int64 // configured, or learned from the first answer
-	fp  string
+	opt  OpenAIOptions
+	http *openaihttp.Poster
+	dim  atomic.Int64 // configured, or learned from the first answer
+	fp   string
 }
 
 // NewOpenAI returns a client; it makes no request until Embed.
@@ -96,7 +98,9 @@ func NewOpenAI(opt OpenAIOptions) (*OpenAI, error) {
 		return nil, err
 	}
 	opt = opt.withDefaults()
-	c := &OpenAI{opt: opt, url: opt.BaseURL + "/embeddings"}
+	c := &OpenAI{opt: opt, http: &openaihttp.Poster{URL: opt.BaseURL + "/embeddings", APIKey: opt.APIKey,
+		Timeout: opt.Timeout, MaxRetries: opt.MaxRetries, MinBackoff: opt.MinBackoff, MaxBackoff: opt.MaxBackoff,
+		MaxResponse: maxResponseBytes, Client: opt.Client, StatusErr: ErrHTTPStatus}}
 	c.dim.Store(int64(opt.Dim))
 	// The API key is left out: it does not change vectors and must not leak.
 	c.fp = fmt.Sprintf("openai/%s/%s", opt.Model, opt.BaseURL)

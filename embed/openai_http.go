@@ -1,37 +1,18 @@
 package embed
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"math/rand/v2"
-	"net/http"
-	"strconv"
-	"strings"
-	"time"
+
+	"github.com/memcluster/memcluster/internal/openaihttp"
 )
 
 // maxResponseBytes bounds an answer: 64 texts × 4096 dims as JSON is ~5 MiB.
 const maxResponseBytes = 64 << 20
 
 // StatusError is a non-2xx answer. It wraps ErrHTTPStatus.
-type StatusError struct {
-	Code    int    // HTTP status code
-	Status  string // e.g. "429 Too Many Requests"
-	Message string // the server's error message, or the start of its body
-}
-
-func (e *StatusError) Error() string {
-	if e.Message == "" {
-		return "HTTP " + e.Status
-	}
-	return "HTTP " + e.Status + ": " + e.Message
-}
-
-// Unwrap makes errors.Is(err, ErrHTTPStatus) true.
-func (e *StatusError) Unwrap() error { return ErrHTTPStatus }
+type StatusError = openaihttp.StatusError
 
 type embedRequest struct {
 	Model string   `json:"model"`
@@ -45,59 +26,17 @@ type embedResponse struct {
 	} `json:"data"`
 }
 
-// post sends one batch, retrying 429s, 5xx and transport errors with
-// exponential backoff; Retry-After, when sent, replaces the computed delay.
+// post sends one batch (retries: internal/openaihttp) and decodes the answer; a malformed answer is not retried.
 func (c *OpenAI) post(ctx context.Context, batch []string) ([][]float32, error) {
 	body, err := json.Marshal(embedRequest{Model: c.opt.Model, Input: batch})
 	if err != nil {
 		return nil, err
 	}
-	for attempt := 0; ; attempt++ {
-		vecs, retry, after, err := c.attempt(ctx, body, len(batch))
-		if err == nil {
-			return vecs, nil
-		}
-		if !retry || attempt >= c.opt.MaxRetries || ctx.Err() != nil {
-			if attempt > 0 {
-				err = fmt.Errorf("after %d attempts: %w", attempt+1, err)
-			}
-			return nil, err
-		}
-		if err := sleep(ctx, c.backoff(attempt, after)); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// attempt makes one request. after is the server's Retry-After, or -1.
-func (c *OpenAI) attempt(ctx context.Context, body []byte, n int) (vecs [][]float32, retry bool, after time.Duration, err error) {
-	actx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.url, bytes.NewReader(body))
+	data, err := c.http.Post(ctx, body)
 	if err != nil {
-		return nil, false, -1, err
+		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if c.opt.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.opt.APIKey)
-	}
-	resp, err := c.opt.Client.Do(req)
-	if err != nil {
-		return nil, true, -1, err // the URL is in the *url.Error
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	if err != nil {
-		return nil, true, -1, fmt.Errorf("read answer: %w", err)
-	}
-	if resp.StatusCode/100 != 2 {
-		se := &StatusError{Code: resp.StatusCode, Status: resp.Status, Message: errorMessage(data)}
-		retry := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
-		return nil, retry, retryAfter(resp.Header.Get("Retry-After")), se
-	}
-	vecs, err = c.decode(data, n)
-	return vecs, false, -1, err
+	return c.decode(data, len(batch))
 }
 
 // decode checks count, indexes and dimension and returns vectors in input order.
@@ -126,73 +65,3 @@ func (c *OpenAI) decode(data []byte, n int) ([][]float32, error) {
 	return out, nil
 }
 
-// errorMessage digs the message out of the error shapes servers use:
-// OpenAI/Ollama {"error":{"message"}}, TEI {"error":"..."}, vLLM {"message"},
-// FastAPI {"detail"}; otherwise the start of the body.
-func errorMessage(body []byte) string {
-	var e struct {
-		Error   json.RawMessage `json:"error"`
-		Message string          `json:"message"`
-		Detail  json.RawMessage `json:"detail"`
-	}
-	if json.Unmarshal(body, &e) == nil {
-		var obj struct {
-			Message string `json:"message"`
-		}
-		var s string
-		switch {
-		case json.Unmarshal(e.Error, &obj) == nil && obj.Message != "":
-			return obj.Message
-		case json.Unmarshal(e.Error, &s) == nil && s != "":
-			return s
-		case e.Message != "":
-			return e.Message
-		case json.Unmarshal(e.Detail, &s) == nil && s != "":
-			return s
-		}
-	}
-	msg := strings.TrimSpace(string(body))
-	if len(msg) > 200 {
-		msg = msg[:200] + "…"
-	}
-	return msg
-}
-
-// retryAfter parses delay-seconds or an HTTP date; -1 when absent or invalid.
-func retryAfter(v string) time.Duration {
-	if v == "" {
-		return -1
-	}
-	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0)
-	}
-	return -1
-}
-
-// backoff is MinBackoff·2^attempt with ±25% jitter (so clients that failed
-// together do not retry together), or the server's Retry-After; both capped.
-func (c *OpenAI) backoff(attempt int, after time.Duration) time.Duration {
-	if after >= 0 {
-		return min(after, c.opt.MaxBackoff)
-	}
-	d := c.opt.MinBackoff << min(attempt, 30)
-	if d <= 0 || d > c.opt.MaxBackoff {
-		d = c.opt.MaxBackoff
-	}
-	jitter := time.Duration(rand.Int64N(int64(d)/2 + 1))
-	return d*3/4 + jitter
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}

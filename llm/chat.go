@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/memcluster/memcluster/internal/openaihttp"
 )
 
 // Options configures a client for an OpenAI-compatible /chat/completions endpoint
@@ -80,8 +82,8 @@ func (o Options) Validate() error {
 
 // Client calls an OpenAI-compatible chat API. Safe for concurrent use.
 type Client struct {
-	opt Options
-	url string
+	opt  Options
+	http *openaihttp.Poster
 }
 
 // New returns a client; it makes no request until Complete.
@@ -90,7 +92,9 @@ func New(opt Options) (*Client, error) {
 		return nil, err
 	}
 	opt = opt.withDefaults()
-	return &Client{opt: opt, url: opt.BaseURL + "/chat/completions"}, nil
+	return &Client{opt: opt, http: &openaihttp.Poster{URL: opt.BaseURL + "/chat/completions", APIKey: opt.APIKey,
+		Timeout: opt.Timeout, MaxRetries: opt.MaxRetries, MinBackoff: opt.MinBackoff, MaxBackoff: opt.MaxBackoff,
+		MaxResponse: maxResponseBytes, Client: opt.Client, StatusErr: ErrHTTPStatus, StopAtDeadline: true}}, nil
 }
 
 // String names the endpoint and model for logs; the API key is left out.
