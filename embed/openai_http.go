@@ -64,4 +64,3 @@ func (c *OpenAI) decode(data []byte, n int) ([][]float32, error) {
 	}
 	return out, nil
 }
-

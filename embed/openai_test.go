@@ -276,4 +276,3 @@ func TestOpenAIOptionsValidate(t *testing.T) {
 		}
 	}
 }
-

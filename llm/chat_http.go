@@ -14,4 +14,6 @@ type StatusError = openaihttp.StatusError
 
 // post sends body (retries with backoff: internal/openaihttp). A delay that would outlive ctx's deadline is
 // not slept: the last error is returned at once.
-func (c *Client) post(ctx context.Context, body []byte) ([]byte, error) { return c.http.Post(ctx, body) }
+func (c *Client) post(ctx context.Context, body []byte) ([]byte, error) {
+	return c.http.Post(ctx, body)
+}
