@@ -16,6 +16,7 @@ run: build
 	./$(BIN)/memnode --dev --node-id dev --data-dir ./memdata
 
 vet:
+	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
 # The whole suite: unit, multi-node Raft over TCP, and end-to-end tests on real processes,
