@@ -88,7 +88,10 @@ func (c *cluster) converge(timeout time.Duration) error {
 			return nil
 		}
 		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
-			return fmt.Errorf("%w: %s%s", ErrNoConvergence, c.progress(), c.stuckAfterSnapshot())
+			if stuck := c.stuckAfterSnapshot(); stuck != "" {
+				return fmt.Errorf("%w: %w: %s; %s", ErrNoConvergence, ErrRaft697, c.progress(), stuck)
+			}
+			return fmt.Errorf("%w: %s", ErrNoConvergence, c.progress())
 		}
 	}
 }
@@ -117,10 +120,17 @@ func (c *cluster) progress() string {
 // snapshot, raft emptied its log but kept the old last index, and it now applies nothing past the snapshot while
 // its commit index says there is more.
 func (c *cluster) stuckAfterSnapshot() string {
+	var leaderLast uint64
+	for _, r := range c.reps {
+		if r.isLeader() {
+			leaderLast = r.raft.LastIndex()
+		}
+	}
 	for _, r := range c.reps {
 		snap, err := strconv.ParseUint(r.raft.Stats()["last_snapshot_index"], 10, 64)
-		if applied := r.raft.AppliedIndex(); err == nil && applied == snap && r.raft.CommitIndex() > applied {
-			return fmt.Sprintf("; n%d is stuck at its snapshot %d below its commit index: hashicorp/raft#697 (sim/DESIGN.md)", r.id, snap)
+		applied := r.raft.AppliedIndex()
+		if err == nil && !r.isLeader() && applied == snap && (r.raft.CommitIndex() > applied || leaderLast > applied) {
+			return fmt.Sprintf("n%d is stuck at its snapshot %d below the leader's %d", r.id, snap, leaderLast)
 		}
 	}
 	return ""

@@ -22,4 +22,21 @@ var (
 	ErrReplayMismatch = errors.New("sim: snapshot + log replay differs from the replica")
 	// ErrHalted means a replica's state machine stopped on an entry (it never should here).
 	ErrHalted = errors.New("sim: replica halted")
+	// ErrRaft697 marks a convergence failure with the signature of hashicorp/raft#697 (open upstream): a
+	// follower stuck at the index of the snapshot it installed while the leader is ahead (DESIGN.md).
+	ErrRaft697 = errors.New("follower stuck after a snapshot install (hashicorp/raft#697)")
 )
+
+// KnownUpstream reports whether err is only the known upstream raft bug: a stuck follower, with the history
+// that was recorded still linearizable and no other failure.
+func KnownUpstream(err error) bool {
+	if !errors.Is(err, ErrRaft697) {
+		return false
+	}
+	for _, e := range []error{ErrNotLinearizable, ErrDiverged, ErrReplayMismatch, ErrHalted, ErrBadOptions} {
+		if errors.Is(err, e) {
+			return false
+		}
+	}
+	return true
+}
