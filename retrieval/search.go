@@ -56,7 +56,7 @@ func (s *ShardIndex) candidates(ctx context.Context, q *Query, text string, cand
 		}
 		// bleve knows the plain filters but not scope or fact status: those are checked on every text hit, so
 		// that a group session can never receive a private memory by way of BM25.
-		if keep := s.filter(q); keep != nil && (q.SharedOnly || q.Archive || s.anyRetired.Load()) {
+		if keep := s.filter(q); keep != nil && (q.SharedOnly || q.Archive || s.anyHidden.Load()) {
 			textHits = slices.DeleteFunc(textHits, func(h fulltext.Hit) bool { return !keep(h.ID) })
 		}
 	}
@@ -146,7 +146,7 @@ func (s *ShardIndex) rank(q Query, cands []scored) ([]Result, error) {
 
 func (s *ShardIndex) filter(q *Query) func(string) bool {
 	if len(q.Types) == 0 && q.AgentID == "" && q.RunID == "" && len(q.Tags) == 0 && q.From.IsZero() && q.To.IsZero() &&
-		!q.SharedOnly && !q.Archive && !s.anyRetired.Load() {
+		!q.SharedOnly && !q.Archive && !s.anyHidden.Load() {
 		return nil
 	}
 	return func(id string) bool {

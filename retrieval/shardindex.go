@@ -68,9 +68,9 @@ type ShardIndex struct {
 	attrs map[string]*attrs
 	tl    *timelines // per-user order, actors and names, for the pipeline mode (timeline.go)
 	feed  *textFeeder
-	// anyRetired is set once a retired fact or an archive entry is indexed: until then searches skip the per-hit
-	// filter.
-	anyRetired atomic.Bool
+	// anyHidden is set once a memory hidden from default searches (a retired fact, an archive entry) is indexed:
+	// until then searches skip the per-hit filter.
+	anyHidden atomic.Bool
 }
 
 // OpenShardIndex wires the indexes of a shard and brings them up to date with its records.
@@ -184,7 +184,7 @@ func (s *ShardIndex) indexVector(m memory.Memory) {
 	s.attrs[m.ID] = &attrs{user: m.UserID, typ: m.Type, agent: m.AgentID, run: m.RunID, occurred: m.OccurredAt,
 		tags: m.Tags, shared: m.IsShared(), retired: m.Retired(), archive: m.IsArchive()}
 	if m.Retired() || m.IsArchive() {
-		s.anyRetired.Store(true)
+		s.anyHidden.Store(true)
 	}
 	s.tl.noteLocked(m)
 	s.mu.Unlock()

@@ -23,26 +23,12 @@ func (s *Server) handleConsolidate(w http.ResponseWriter, r *http.Request) {
 	}
 	var res apiv1.ConsolidateResponse
 	done := s.transact(w, r, user, func(ctx context.Context, shard uint32, t *userTxn) error {
-		prev, err := s.readPatterns(ctx, shard, t)
-		if err != nil {
-			return err
-		}
 		facts, err := s.readFacts(ctx, shard, t)
 		if err != nil {
 			return err
 		}
-		recent, err := s.c.Recent(ctx, shard, user, []memory.Type{memory.Episodic}, maxPatternEpisodes, false)
-		if err != nil {
-			return err
-		}
-		eps := episodesOf(recent)
-		ps, cands, err := consolidation.DetectPatterns(prev, eps, nil, t.now, s.opts.Model.Patterns)
-		if err != nil {
-			return err
-		}
-		res = apiv1.ConsolidateResponse{UserID: user, Episodes: len(eps)}
-		res.Facts, err = s.decidePatterns(t, ps, cands, facts, "consolidate")
-		res.Patterns = apiPatterns(ps)
+		ps, ds, n, err := s.runPatterns(ctx, shard, t, facts, nil, "consolidate")
+		res = apiv1.ConsolidateResponse{UserID: user, Episodes: n, Facts: ds, Patterns: apiPatterns(ps)}
 		return err
 	})
 	if done {
@@ -93,6 +79,28 @@ func (s *Server) handleCorrect(w http.ResponseWriter, r *http.Request) {
 	if done {
 		writeJSON(w, http.StatusOK, res)
 	}
+}
+
+// runPatterns is one pattern-consolidation step: the user's recent episodes (and fresh ones not committed yet)
+// are clustered with the stored patterns, and each pattern promoted by it has its fact decided. It returns the
+// patterns, the decisions and how many episodes were considered.
+func (s *Server) runPatterns(ctx context.Context, shard uint32, t *userTxn, facts []consolidation.Fact,
+	fresh []memory.Memory, trigger string) ([]consolidation.Pattern, []apiv1.FactDecision, int, error) {
+	prev, err := s.readPatterns(ctx, shard, t)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	recent, err := s.c.Recent(ctx, shard, t.user, []memory.Type{memory.Episodic}, maxPatternEpisodes, false)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	eps := episodesOf(append(append([]memory.Memory(nil), fresh...), recent...))
+	ps, cands, err := consolidation.DetectPatterns(prev, eps, nil, t.now, s.opts.Model.Patterns)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	ds, err := s.decidePatterns(t, ps, cands, facts, trigger)
+	return ps, ds, len(eps), err
 }
 
 // decidePatterns stores the patterns and decides each promoted (or demoted) pattern's fact.

@@ -38,6 +38,7 @@ type Cluster interface {
 type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 	Fingerprint() string
+	Dim() int
 }
 
 // Options configures the API. Zero fields take the defaults stated.

@@ -233,20 +233,7 @@ func episodeMemory(t *userTxn, agent, run string, ep consolidation.Episode, sour
 // transaction.
 func (s *Server) patternsAtEnd(ctx context.Context, shard uint32, t *userTxn, facts []consolidation.Fact,
 	res *apiv1.ConsolidationResult) error {
-	prev, err := s.readPatterns(ctx, shard, t)
-	if err != nil {
-		return err
-	}
-	recent, err := s.c.Recent(ctx, shard, t.user, []memory.Type{memory.Episodic}, maxPatternEpisodes, false)
-	if err != nil {
-		return err
-	}
-	eps := episodesOf(append(res.Episodes, recent...))
-	ps, cands, err := consolidation.DetectPatterns(prev, eps, nil, t.now, s.opts.Model.Patterns)
-	if err != nil {
-		return err
-	}
-	ds, err := s.decidePatterns(t, ps, cands, facts, "repetition")
+	_, ds, _, err := s.runPatterns(ctx, shard, t, facts, res.Episodes, "repetition")
 	res.Facts = append(res.Facts, ds...)
 	return err
 }

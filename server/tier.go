@@ -282,10 +282,7 @@ func (s *Server) tierStatus(ctx context.Context, shard uint32, user string) (api
 	if err != nil {
 		return out, err
 	}
-	dim := 0 // Recent strips embeddings: count them back at the model's size
-	if vecs, err := s.emb.Embed(ctx, []string{"x"}); err == nil && len(vecs) == 1 {
-		dim = len(vecs[0])
-	}
+	dim := s.emb.Dim() // Recent strips embeddings: count them back at the model's size (0 until a remote model answered)
 	for i := range ms {
 		tc := get(ms[i].Type)
 		if ms[i].IsArchive() {

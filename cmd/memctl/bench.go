@@ -72,6 +72,18 @@ type benchOptions struct {
 	addrList []string
 }
 
+// report starts the report of a run of op with the settings every bench command shares.
+func (o *benchOptions) report(op string, addrs []string, g *globals) benchReport {
+	return benchReport{Op: op, Addrs: addrs, Clients: o.clients, WarmupS: o.warmup.Seconds(),
+		TargetS: o.duration.Seconds(), TimeoutS: g.timeout.Seconds()}
+}
+
+// runner is a run of op over pool with these clients, warm-up and duration.
+func (o *benchOptions) runner(pool *benchPool, op benchOp, progress io.Writer, label string) *benchRun {
+	return &benchRun{pool: pool, clients: o.clients, warmup: o.warmup, duration: o.duration, op: op,
+		progress: progress, label: label}
+}
+
 func (o *benchOptions) addFlags(f *pflag.FlagSet, defaultClients int) {
 	f.IntVar(&o.clients, "clients", defaultClients, "concurrent clients")
 	f.DurationVar(&o.duration, "duration", benchDefaultDuration, "measured run time")

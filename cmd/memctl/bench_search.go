@@ -79,11 +79,8 @@ random one of the users.
 			}
 			defer pool.close()
 
-			r := benchReport{
-				Op: "search", Addrs: addrs, Clients: o.clients,
-				WarmupS: o.warmup.Seconds(), TargetS: o.duration.Seconds(), TimeoutS: g.timeout.Seconds(),
-				Users: o.users, UserPrefix: o.userPrefix, K: o.k, Stale: o.stale,
-			}
+			r := o.report("search", addrs, g)
+			r.Users, r.UserPrefix, r.K, r.Stale = o.users, o.userPrefix, o.k, o.stale
 			stderr := cmd.ErrOrStderr()
 			if !o.skipLoad {
 				r.RunID = benchRunID()
@@ -103,10 +100,7 @@ random one of the users.
 				fmt.Fprintf(stderr, "bench search: users %s0 .. %s%d; search them again with --skip-load --user-prefix %s --users %d\n",
 					r.UserPrefix, r.UserPrefix, o.users-1, r.UserPrefix, o.users)
 			}
-			run := &benchRun{
-				pool: pool, clients: o.clients, warmup: o.warmup, duration: o.duration,
-				op: benchSearchOp(r.UserPrefix, o.users, o.k, o.stale), progress: stderr, label: "bench search",
-			}
+			run := o.runner(pool, benchSearchOp(r.UserPrefix, o.users, o.k, o.stale), stderr, "bench search")
 			r.fill(run.run(cmd.Context()), pool)
 			if r.Ops > 0 && *r.EmptyResults == r.Ops {
 				fmt.Fprintf(stderr, "bench search: warning: every search found nothing; do users %s0 .. %s%d have memories?\n",

@@ -54,14 +54,11 @@ latency of the flush alone (flush_latency_ms).`,
 			defer pool.close()
 			runID := benchRunID()
 			prefix := "bench-session-" + runID + "-"
-			r := benchReport{Op: "session", Addrs: addrs, Clients: o.clients, WarmupS: o.warmup.Seconds(),
-				TargetS: o.duration.Seconds(), TimeoutS: g.timeout.Seconds(), RunID: runID, Users: o.users,
-				UserPrefix: prefix, Turns: o.turns}
+			r := o.report("session", addrs, g)
+			r.RunID, r.Users, r.UserPrefix, r.Turns = runID, o.users, prefix, o.turns
 			flushes := &flushRecorder{hist: hdrhistogram.New(benchHistMin, benchHistMax, benchHistDigits),
 				after: time.Now().Add(o.warmup)}
-			run := &benchRun{pool: pool, clients: o.clients, warmup: o.warmup, duration: o.duration,
-				op: benchSessionOp(prefix, runID, o.users, o.turns, flushes), progress: cmd.ErrOrStderr(),
-				label: "bench session"}
+			run := o.runner(pool, benchSessionOp(prefix, runID, o.users, o.turns, flushes), cmd.ErrOrStderr(), "bench session")
 			res := run.run(cmd.Context())
 			r.fill(res, pool)
 			mps := roundTo(float64(r.Ops*int64(o.turns))/res.elapsed.Seconds(), 1)

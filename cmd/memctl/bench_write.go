@@ -51,15 +51,9 @@ The memories carry run_id bench-<run id> and the tag "bench".`,
 			defer pool.close()
 			runID := benchRunID()
 			prefix := "bench-write-" + runID + "-"
-			r := benchReport{
-				Op: "write", Addrs: addrs, Clients: o.clients,
-				WarmupS: o.warmup.Seconds(), TargetS: o.duration.Seconds(), TimeoutS: g.timeout.Seconds(),
-				RunID: runID, SizeBytes: o.size, Users: o.users, UserPrefix: prefix,
-			}
-			run := &benchRun{
-				pool: pool, clients: o.clients, warmup: o.warmup, duration: o.duration,
-				op: benchWriteOp(prefix, "bench-"+runID, o.users, o.size), progress: cmd.ErrOrStderr(), label: "bench write",
-			}
+			r := o.report("write", addrs, g)
+			r.RunID, r.SizeBytes, r.Users, r.UserPrefix = runID, o.size, o.users, prefix
+			run := o.runner(pool, benchWriteOp(prefix, "bench-"+runID, o.users, o.size), cmd.ErrOrStderr(), "bench write")
 			r.fill(run.run(cmd.Context()), pool)
 			if err := benchOutput(g, cmd.OutOrStdout(), r); err != nil {
 				return err
