@@ -94,6 +94,10 @@ type SearchRequest struct {
 	SessionType string `json:"session_type,omitempty"`
 	// IncludeRetired keeps superseded and retracted facts in the results (they are left out by default).
 	IncludeRetired bool `json:"include_retired,omitempty"`
+	// ShardTimeout, a Go duration ("500ms"), is a query across users' deadline for each shard (default 2s).
+	// A query across users is one without user_id: it fans out to every shard and searches every user the
+	// token may see (narrowed by agent_id, run_id, session_type and the other filters).
+	ShardTimeout string `json:"shard_timeout,omitempty"`
 }
 
 // SearchResult is one hit with its component scores.
@@ -121,6 +125,15 @@ type SearchPlan struct {
 // SearchResponse is the answer to a search, best first.
 type SearchResponse struct {
 	Results []SearchResult `json:"results"`
+	// Partial is set when a query across users missed shards; MissingShards names them and why.
+	Partial       bool           `json:"partial,omitempty"`
+	MissingShards []ShardFailure `json:"missing_shards,omitempty"`
+}
+
+// ShardFailure is a shard a query across users did not hear from in time.
+type ShardFailure struct {
+	Shard uint32 `json:"shard"`
+	Error string `json:"error"`
 }
 
 // Error is the body of every non-2xx answer.

@@ -8,6 +8,8 @@ type metrics struct {
 	halted     prometheus.Counter
 	forwarded  *prometheus.CounterVec
 	rpcRetries prometheus.Counter
+	// fanoutPartial counts shards missing from fan-out answers (deadline or error).
+	fanoutPartial prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, n *Node) *metrics {
@@ -18,6 +20,8 @@ func newMetrics(reg prometheus.Registerer, n *Node) *metrics {
 			Help: "Shard operations sent to another node, by operation and outcome."}, []string{"op", "outcome"}),
 		rpcRetries: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_shard_rpc_retries_total",
 			Help: "Shard operations retried because the leader moved or was unknown."}),
+		fanoutPartial: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_fanout_shard_failures_total",
+			Help: "Shards left out of a fan-out answer because they erred or missed their deadline."}),
 	}
 	replicas := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memcluster_local_replicas",
 		Help: "Shard replicas hosted by this node."}, func() float64 { return float64(len(n.LocalShards())) })
@@ -31,7 +35,7 @@ func newMetrics(reg prometheus.Registerer, n *Node) *metrics {
 		}
 		return float64(c)
 	})
-	for _, c := range []prometheus.Collector{m.halted, m.forwarded, m.rpcRetries, replicas, leaders} {
+	for _, c := range []prometheus.Collector{m.halted, m.forwarded, m.rpcRetries, m.fanoutPartial, replicas, leaders} {
 		_ = reg.Register(c)
 	}
 	return m

@@ -235,14 +235,11 @@ func (n *Node) LocalShards() []uint32 {
 // ShardFor maps a user to its shard under the cluster's shard count. While the cluster is forming (this node
 // has not yet applied the meta group's first entry) it waits, up to ctx's deadline.
 func (n *Node) ShardFor(ctx context.Context, user string) (uint32, error) {
-	for {
-		if st := n.meta.State(); st.Initialized() {
-			return ShardFor(user, st.Shards), nil
-		}
-		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
-			return 0, fmt.Errorf("%w: cluster not formed yet", ErrNoLeader)
-		}
+	shards, err := n.shardCount(ctx)
+	if err != nil {
+		return 0, err
 	}
+	return ShardFor(user, shards), nil
 }
 
 // IsMetaLeader reports whether this node leads the meta group.

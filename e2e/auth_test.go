@@ -168,6 +168,13 @@ func TestAuthTenantIsolation(t *testing.T) {
 			t.Fatalf("seed %d: own-tenant %s on %s refused: %s", seed, op, user, body)
 		}
 	}
+	// Fan-out: a query across users (no user_id), through any node, returns only the token's tenant; the admin's
+	// spans both. Tenant isolation holds on the shards, not by filtering after the merge.
+	for i := 0; i < 30; i++ {
+		tok := toks[r.IntN(len(toks))]
+		checkFanout(t, procs[r.IntN(3)].http, tok, []string{tokens[tok]}, seed)
+	}
+	checkFanout(t, procs[0].http, tokAdmin, []string{"acme-", "zeta-"}, seed)
 	// A batch that smuggles one foreign user is refused whole.
 	mixed := apiCall{"POST", "/v1/memories/batch", `{"memories":[{"user_id":"acme-9","text":"a"},{"user_id":"zeta-9","text":"b"}]}`}
 	if code, _ := do(t, procs[0].http, tokAcmeWriter, mixed); code != 403 {
@@ -188,5 +195,36 @@ func TestAuthTenantIsolation(t *testing.T) {
 				t.Fatalf("node %s logged a secret token", p.id)
 			}
 		}
+	}
+}
+
+// checkFanout runs a query across users with tok and checks that the answer is whole, holds only users with the
+// given prefixes, and holds each prefix at least once.
+func checkFanout(t *testing.T, addr, tok string, prefixes []string, seed uint64) {
+	t.Helper()
+	code, body := do(t, addr, tok, apiCall{"POST", "/v1/search", `{"query":"hello","min_score":0,"k":100}`})
+	var res struct {
+		Results []struct {
+			UserID string `json:"user_id"`
+		}
+		Partial bool
+	}
+	if code != 200 || json.Unmarshal([]byte(body), &res) != nil || res.Partial {
+		t.Fatalf("seed %d: fan-out with a %v token: %d %s", seed, prefixes, code, body)
+	}
+	seen := map[string]bool{}
+	for _, h := range res.Results {
+		ok := false
+		for _, p := range prefixes {
+			if strings.HasPrefix(h.UserID, p) {
+				ok, seen[p] = true, true
+			}
+		}
+		if !ok {
+			t.Fatalf("seed %d: fan-out with a %v token returned user %q", seed, prefixes, h.UserID)
+		}
+	}
+	if len(seen) != len(prefixes) {
+		t.Fatalf("seed %d: fan-out with a %v token saw only %v: %s", seed, prefixes, seen, body)
 	}
 }

@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"fmt"
+	"path"
 	"time"
 
 	"github.com/memcluster/memcluster/memory"
@@ -40,6 +41,10 @@ type Query struct {
 	IncludeRetired bool `json:"include_retired,omitempty"`
 	// Archive searches the archive index (entries standing for cold memories) instead of hot memories.
 	Archive bool `json:"archive,omitempty"`
+	// AllUsers makes a fan-out query (fanout.go): UserID stays empty and every user of the shard matching
+	// UserPatterns (path.Match patterns, the caller's token's limits; none: every user) is searched.
+	AllUsers     bool     `json:"all_users,omitempty"`
+	UserPatterns []string `json:"user_patterns,omitempty"`
 
 	VectorWeight        float64       `json:"vector_weight"`
 	TextWeight          float64       `json:"text_weight"`
@@ -78,7 +83,7 @@ func NewQuery(user, text string) Query {
 
 // Validate checks the query; errors name the field and wrap memory.ErrInvalid.
 func (q *Query) Validate() error {
-	if err := memory.DefaultLimits.ValidateID("user_id", q.UserID, true); err != nil {
+	if err := q.validateUsers(); err != nil {
 		return err
 	}
 	switch {
@@ -104,6 +109,28 @@ func (q *Query) Validate() error {
 	for _, t := range q.Types {
 		if _, err := memory.ParseType(string(t)); err != nil || t == "" {
 			return memory.FieldError("types", "unknown type %q", t)
+		}
+	}
+	return nil
+}
+
+// validateUsers: one user, or (AllUsers) none and valid patterns; a fan-out query has no pipeline mode.
+func (q *Query) validateUsers() error {
+	if !q.AllUsers {
+		if len(q.UserPatterns) > 0 {
+			return memory.FieldError("user_patterns", "only for a query across users")
+		}
+		return memory.DefaultLimits.ValidateID("user_id", q.UserID, true)
+	}
+	switch {
+	case q.UserID != "":
+		return memory.FieldError("user_id", "must be empty in a query across users")
+	case q.Mode == ModePipeline:
+		return memory.FieldError("mode", "%q searches one user's memories; a query across users is %q", ModePipeline, ModeHybrid)
+	}
+	for _, p := range q.UserPatterns {
+		if _, err := path.Match(p, ""); err != nil || p == "" {
+			return memory.FieldError("user_patterns", "bad pattern %q", p)
 		}
 	}
 	return nil

@@ -23,6 +23,9 @@ func (s *ShardIndex) Search(ctx context.Context, q Query) ([]Result, error) {
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
+	if q.AllUsers {
+		return s.searchAcross(ctx, q)
+	}
 	if q.Mode == ModePipeline {
 		return s.searchPipeline(ctx, q)
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -117,6 +118,29 @@ func (p principal) allows(user string) bool {
 		}
 	}
 	return false
+}
+
+type principalKey struct{}
+
+func withPrincipal(ctx context.Context, p principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// principalOf is the caller route() authorized (an admin when authentication is off).
+func principalOf(ctx context.Context) principal {
+	if p, ok := ctx.Value(principalKey{}).(principal); ok {
+		return p
+	}
+	return principal{name: "anonymous", role: RoleAdmin}
+}
+
+// userPatterns limits a query across users to what p may see: nil (every user) for an admin or an unlimited
+// token, else its patterns.
+func (p principal) userPatterns() []string {
+	if p.role == RoleAdmin || len(p.users) == 0 {
+		return nil
+	}
+	return p.users
 }
 
 // internal guards the node-to-node API with the cluster token (constant-time compare).

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/memcluster/memcluster/apiv1"
+	"github.com/memcluster/memcluster/cluster"
 	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/retrieval"
 )
@@ -15,12 +16,17 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q, err := s.buildQuery(req)
+	if err == nil && q.AllUsers {
+		q.UserPatterns = principalOf(r.Context()).userPatterns()
+		err = q.Validate()
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	shard, ok := s.shard(w, r, q.UserID)
-	if !ok {
+	perShard, err := shardTimeout(req.ShardTimeout)
+	if err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	if q.VectorWeight > 0 {
@@ -31,12 +37,23 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		}
 		q.Vector, q.EmbedModel = vecs[0], s.emb.Fingerprint()
 	}
-	res, err := s.c.Search(r.Context(), shard, q, req.Stale)
+	var res []retrieval.Result
+	var failed []cluster.ShardFailure
+	if q.AllUsers {
+		res, failed, err = s.c.SearchAll(r.Context(), q, req.Stale, perShard)
+	} else if shard, ok := s.shard(w, r, q.UserID); !ok {
+		return
+	} else {
+		res, err = s.c.Search(r.Context(), shard, q, req.Stale)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	out := apiv1.SearchResponse{Results: make([]apiv1.SearchResult, 0, len(res))}
+	out := apiv1.SearchResponse{Results: make([]apiv1.SearchResult, 0, len(res)), Partial: len(failed) > 0}
+	for _, f := range failed {
+		out.MissingShards = append(out.MissingShards, apiv1.ShardFailure{Shard: f.Shard, Error: f.Error})
+	}
 	for _, h := range res {
 		r := apiv1.SearchResult{Memory: h.Memory, Score: h.Score,
 			VectorScore: h.VectorScore, TextScore: h.TextScore, Recency: h.Recency, Context: h.Context, Actor: h.Actor}
@@ -51,6 +68,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 // buildQuery applies the reference defaults to a request and validates it.
 func (s *Server) buildQuery(req apiv1.SearchRequest) (retrieval.Query, error) {
 	q := retrieval.NewQuery(req.UserID, req.Query)
+	q.AllUsers = req.UserID == ""
 	q.AgentID, q.RunID, q.Tags, q.Now = req.AgentID, req.RunID, req.Tags, s.opts.Now().UTC()
 	q.Mode = req.Mode
 	group, err := isGroup(req.SessionType)
@@ -102,6 +120,18 @@ func (s *Server) buildQuery(req apiv1.SearchRequest) (retrieval.Query, error) {
 		}
 	}
 	return q, q.Validate()
+}
+
+// shardTimeout parses a query across users' per-shard deadline ("": the cluster's default).
+func shardTimeout(v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 || d > time.Minute {
+		return 0, memory.FieldError("shard_timeout", "not a Go duration between 0 and 1m: %q", v)
+	}
+	return d, nil
 }
 
 // isGroup parses a session type: "" and "private" are the user's own session, "group" a shared one.

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/memcluster/memcluster/apiv1"
+	"github.com/memcluster/memcluster/cluster"
 	"github.com/memcluster/memcluster/consolidation"
 	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/retrieval"
@@ -25,6 +26,9 @@ type Cluster interface {
 	ShardFor(ctx context.Context, user string) (uint32, error)
 	Propose(ctx context.Context, shard uint32, cmd []byte) (storage.ApplyResult, error)
 	Search(ctx context.Context, shard uint32, q retrieval.Query, stale bool) ([]retrieval.Result, error)
+	// SearchAll fans a query across users out to every shard, each under its own deadline, naming the shards
+	// that did not answer.
+	SearchAll(ctx context.Context, q retrieval.Query, stale bool, perShard time.Duration) ([]retrieval.Result, []cluster.ShardFailure, error)
 	Get(ctx context.Context, shard uint32, user, id string, stale bool) (memory.Memory, error)
 	// ReadSide and Recent read a user's side state and newest memories for the memory model.
 	ReadSide(ctx context.Context, shard uint32, space byte, user, prefix string, limit int, stale bool) (storage.SideRead, error)
@@ -186,7 +190,7 @@ func (s *Server) route(pattern, name string, need Role, h func(http.ResponseWrit
 			// Audit trail of destructive operator actions: who (role and token fingerprint, never the token).
 			s.log.Info("audit", "op", name, "principal", p.name, "user_id", r.PathValue("user_id"), "remote", r.RemoteAddr)
 		}
-		h(sw, r.WithContext(ctx))
+		h(sw, r.WithContext(withPrincipal(ctx, p)))
 	})
 }
 

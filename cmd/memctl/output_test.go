@@ -21,7 +21,7 @@ func TestPrintResults(t *testing.T) {
 		{Memory: memory.Memory{ID: "01B", Type: memory.Episodic, OccurredAt: at, Text: long}, Score: 0.5, VectorScore: 0.5, TextScore: 0.5, Recency: 1},
 	}
 	var b bytes.Buffer
-	if err := printResults(&b, rs); err != nil {
+	if err := printResults(&b, rs, false); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
@@ -40,13 +40,13 @@ func TestPrintResults(t *testing.T) {
 
 	rs[1].Recency = 0.5
 	b.Reset()
-	_ = printResults(&b, rs)
+	_ = printResults(&b, rs, false)
 	if !strings.Contains(b.String(), "RECENCY") {
 		t.Errorf("no recency column with decay:\n%s", b.String())
 	}
 
 	b.Reset()
-	_ = printResults(&b, nil)
+	_ = printResults(&b, nil, false)
 	if b.String() != "no results\n" {
 		t.Errorf("empty: %q", b.String())
 	}

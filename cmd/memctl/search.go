@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -24,15 +25,21 @@ type searchOptions struct {
 	minScore         float64
 	halfLife         string
 	stale            bool
+	allUsers         bool
+	shardTimeout     time.Duration
 }
 
 func newSearchCmd(g *globals) *cobra.Command {
 	o := &searchOptions{}
 	cmd := &cobra.Command{
-		Use:   "search --user U [flags] QUERY... | -",
-		Short: "Search a user's memories, best first",
+		Use:   "search (--user U | --agent A | --all-users) [flags] QUERY... | -",
+		Short: "Search a user's memories, or fan out across users, best first",
+		Long: `Search one user's memories (--user), or, without --user, every user the token may see: --agent A (that
+agent's memories), --run R, or --all-users (an operator's search). A query across users goes to every shard,
+each under --shard-timeout; shards that miss it are named in the answer ("partial"), never silently dropped.`,
 		Example: `  memctl search --user alice --k 3 "what does alice drink"
-  memctl search --user alice --type semantic --since 2025-01-01T00:00:00Z -o json tea`,
+  memctl search --user alice --type semantic --since 2025-01-01T00:00:00Z -o json tea
+  memctl search --agent support-bot --k 10 "refund"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req, err := o.request(cmd.Flags(), args, cmd.InOrStdin())
 			if err != nil {
@@ -52,7 +59,10 @@ func newSearchCmd(g *globals) *cobra.Command {
 			if g.json() {
 				return printJSON(cmd.OutOrStdout(), resp)
 			}
-			return printResults(cmd.OutOrStdout(), resp.Results)
+			for _, m := range resp.MissingShards {
+				fmt.Fprintf(cmd.ErrOrStderr(), "partial: shard %d did not answer: %s\n", m.Shard, m.Error)
+			}
+			return printResults(cmd.OutOrStdout(), resp.Results, o.user == "")
 		},
 	}
 	o.addFlags(cmd.Flags())
@@ -60,7 +70,9 @@ func newSearchCmd(g *globals) *cobra.Command {
 }
 
 func (o *searchOptions) addFlags(f *pflag.FlagSet) {
-	f.StringVar(&o.user, "user", "", "user id (required)")
+	f.StringVar(&o.user, "user", "", "user id; without it, search across users (needs --agent, --run or --all-users)")
+	f.BoolVar(&o.allUsers, "all-users", false, "search across every user the token may see")
+	f.DurationVar(&o.shardTimeout, "shard-timeout", 0, "per-shard deadline of a search across users (server default: 2s)")
 	f.IntVar(&o.k, "k", 0, "max results, 1..1000 (server default: 6)")
 	f.StringArrayVar(&o.types, "type", nil, "only this type; repeat for more")
 	f.StringVar(&o.agent, "agent", "", "only this agent's memories")
@@ -77,8 +89,15 @@ func (o *searchOptions) addFlags(f *pflag.FlagSet) {
 // values are sent only when their flag was given, so server defaults apply.
 func (o *searchOptions) request(fs *pflag.FlagSet, args []string, in io.Reader) (apiv1.SearchRequest, error) {
 	var zero apiv1.SearchRequest
-	if err := requireUser(o.user); err != nil {
-		return zero, err
+	switch {
+	case o.user != "" && o.allUsers:
+		return zero, errors.New("--all-users and --user exclude each other")
+	case o.user == "" && !o.allUsers && o.agent == "" && o.run == "":
+		return zero, errors.New("--user is required (or --agent, --run or --all-users to search across users)")
+	case o.user != "" && o.shardTimeout != 0:
+		return zero, errors.New("--shard-timeout applies to a search across users only (drop --user)")
+	case o.shardTimeout < 0:
+		return zero, fmt.Errorf("--shard-timeout %s: must be positive", o.shardTimeout)
 	}
 	query, err := textArg(args, in, "QUERY")
 	if err != nil {
@@ -87,6 +106,9 @@ func (o *searchOptions) request(fs *pflag.FlagSet, args []string, in io.Reader) 
 	req := apiv1.SearchRequest{
 		UserID: o.user, Query: query, AgentID: o.agent, RunID: o.run,
 		Tags: o.tags, Stale: o.stale,
+	}
+	if o.shardTimeout > 0 {
+		req.ShardTimeout = o.shardTimeout.String()
 	}
 	if fs.Changed("k") {
 		if o.k < 1 || o.k > 1000 {
@@ -133,8 +155,8 @@ func (o *searchOptions) request(fs *pflag.FlagSet, args []string, in io.Reader) 
 }
 
 // printResults writes one row per hit. The recency column appears only when
-// decay changed some score, to keep the common table narrow.
-func printResults(w io.Writer, rs []apiv1.SearchResult) error {
+// decay changed some score, to keep the common table narrow; the user column only across users.
+func printResults(w io.Writer, rs []apiv1.SearchResult, users bool) error {
 	if len(rs) == 0 {
 		_, err := fmt.Fprintln(w, "no results")
 		return err
@@ -147,15 +169,21 @@ func printResults(w io.Writer, rs []apiv1.SearchResult) error {
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	tw := newTable(w)
+	head := "RANK\tSCORE\tVECTOR\tTEXT_SCORE\t"
 	if decay {
-		fmt.Fprintln(tw, "RANK\tSCORE\tVECTOR\tTEXT_SCORE\tRECENCY\tID\tTYPE\tOCCURRED\tTEXT")
-	} else {
-		fmt.Fprintln(tw, "RANK\tSCORE\tVECTOR\tTEXT_SCORE\tID\tTYPE\tOCCURRED\tTEXT")
+		head += "RECENCY\t"
 	}
+	if users {
+		head += "USER\t"
+	}
+	fmt.Fprintln(tw, head+"ID\tTYPE\tOCCURRED\tTEXT")
 	for i, r := range rs {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t", i+1, f(r.Score), f(r.VectorScore), f(r.TextScore))
 		if decay {
 			fmt.Fprintf(tw, "%s\t", f(r.Recency))
+		}
+		if users {
+			fmt.Fprintf(tw, "%s\t", r.UserID)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Type, fmtTime(r.OccurredAt), oneLine(r.Text, searchTextWidth))
 	}

@@ -1,0 +1,72 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/memcluster/memcluster/retrieval"
+)
+
+// ShardFailure names a shard a fan-out did not hear from in time, and why.
+type ShardFailure struct {
+	Shard uint32 `json:"shard"`
+	Error string `json:"error"`
+}
+
+// DefaultShardTimeout is a fan-out's per-shard deadline when the caller states none.
+const DefaultShardTimeout = 2 * time.Second
+
+// SearchAll fans a query across users (q.AllUsers) out to every shard at once, each call under its own deadline
+// of perShard (0: DefaultShardTimeout), and merges the answers into the K best. A shard that errs or misses its
+// deadline is returned in failed — a partial answer is never passed off as a whole one. It fails outright only
+// when the cluster has not formed or ctx itself ends.
+func (n *Node) SearchAll(ctx context.Context, q retrieval.Query, stale bool, perShard time.Duration) (
+	[]retrieval.Result, []ShardFailure, error) {
+	if !q.AllUsers {
+		return nil, nil, errors.New("search all: not a query across users")
+	}
+	if perShard <= 0 {
+		perShard = DefaultShardTimeout
+	}
+	shards, err := n.shardCount(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	results := make([][]retrieval.Result, shards)
+	errs := make([]error, shards)
+	var wg sync.WaitGroup
+	for s := range shards {
+		wg.Go(func() {
+			sctx, cancel := context.WithTimeout(ctx, perShard)
+			defer cancel()
+			results[s], errs[s] = n.Search(sctx, uint32(s), q, stale)
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, nil, fmt.Errorf("search all: %w", err)
+	}
+	var failed []ShardFailure
+	for s, err := range errs {
+		if err != nil {
+			n.metrics.fanoutPartial.Inc()
+			failed = append(failed, ShardFailure{Shard: uint32(s), Error: err.Error()})
+		}
+	}
+	return retrieval.MergeResults(q.K, results...), failed, nil
+}
+
+// shardCount is the cluster's shard count, waiting (up to ctx's deadline) while the cluster forms.
+func (n *Node) shardCount(ctx context.Context) (int, error) {
+	for {
+		if st := n.meta.State(); st.Initialized() {
+			return st.Shards, nil
+		}
+		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
+			return 0, fmt.Errorf("%w: cluster not formed yet", ErrNoLeader)
+		}
+	}
+}
