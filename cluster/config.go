@@ -29,7 +29,9 @@ type Config struct {
 	DeadNodeTimeout time.Duration
 	// ReconcileInterval is how often placement and raft membership are converged; default 1s.
 	ReconcileInterval time.Duration
-	// Raft timing; defaults 1s, 1s, 500ms, 50ms (hashicorp/raft's LAN values, which keep failover in seconds).
+	// Raft timing; defaults 500ms, 1s, 500ms (at most the heartbeat timeout), 50ms. The heartbeat timeout is half
+	// hashicorp/raft's LAN value so that a dead leader's shard accepts writes again within 2 × ElectionTimeout
+	// (measured by chaos.TestLeaderFailover: docs/reliability.md); heartbeats go out every tenth of it.
 	HeartbeatTimeout   time.Duration
 	ElectionTimeout    time.Duration
 	LeaderLeaseTimeout time.Duration
@@ -77,9 +79,9 @@ func (c Config) withDefaults() Config {
 	}
 	durDef(&c.DeadNodeTimeout, 60*time.Second)
 	durDef(&c.ReconcileInterval, time.Second)
-	durDef(&c.HeartbeatTimeout, time.Second)
+	durDef(&c.HeartbeatTimeout, 500*time.Millisecond)
 	durDef(&c.ElectionTimeout, time.Second)
-	durDef(&c.LeaderLeaseTimeout, 500*time.Millisecond)
+	durDef(&c.LeaderLeaseTimeout, min(500*time.Millisecond, c.HeartbeatTimeout))
 	durDef(&c.CommitTimeout, 50*time.Millisecond)
 	if c.SnapshotThreshold == 0 {
 		c.SnapshotThreshold = 8192
@@ -112,6 +114,8 @@ func (c Config) Validate() error {
 		return bad("replicas", "must be 1..7, got %d", c.Replicas)
 	case c.BootstrapExpect < 0:
 		return bad("bootstrap-expect", "must not be negative")
+	case c.HeartbeatTimeout < 10*time.Millisecond || c.ElectionTimeout < 10*time.Millisecond:
+		return bad("raft-heartbeat-timeout", "raft timeouts must be at least 10ms (heartbeat %v, election %v)", c.HeartbeatTimeout, c.ElectionTimeout)
 	case c.LeaderLeaseTimeout > c.HeartbeatTimeout:
 		return bad("leader-lease-timeout", "must not exceed the heartbeat timeout")
 	case c.GossipProfile != "lan" && c.GossipProfile != "local":

@@ -15,7 +15,8 @@ import (
 )
 
 var (
-	flagSeeds   = flag.Int("sim.seeds", 30, "TestSimSchedules runs seeds 1..N")
+	flagSeeds   = flag.Int("sim.seeds", 30, "TestSimSchedules runs N seeds from -sim.first")
+	flagFirst   = flag.Uint64("sim.first", 1, "the first seed of -sim.seeds (long campaigns run in chunks)")
 	flagSeed    = flag.Uint64("sim.seed", 0, "replay only this seed (0: run -sim.seeds seeds)")
 	flagHide    = flag.Bool("sim.monotonic", false, "declare the log store monotonic to raft, reproducing hashicorp/raft#697's panic")
 	flagRetry   = flag.Bool("sim.retryputs", false, "retry puts after ambiguous failures, as cluster's router does")
@@ -32,7 +33,7 @@ func seeds() []uint64 {
 		return []uint64{*flagSeed}
 	}
 	var out []uint64
-	for s := uint64(1); len(out) < *flagSeeds; s++ {
+	for s := max(*flagFirst, 1); len(out) < *flagSeeds; s++ {
 		if !knownRaft697[s] {
 			out = append(out, s)
 		}

@@ -23,6 +23,8 @@ type config struct {
 	shards          int
 	replicas        int
 	deadNodeTimeout time.Duration
+	raftHeartbeat   time.Duration
+	raftElection    time.Duration
 	gossipProfile   string
 	logLevel        string
 	logFormat       string
@@ -71,6 +73,8 @@ func (c *config) register(fs *pflag.FlagSet) {
 	fs.IntVar(&c.shards, "shards", 16, "number of shards (fixed when the cluster forms)")
 	fs.IntVar(&c.replicas, "replicas", 3, "voters per shard, capped by live nodes")
 	fs.DurationVar(&c.deadNodeTimeout, "dead-node-timeout", 60*time.Second, "how long a node may stay dead before its replicas are re-placed")
+	fs.DurationVar(&c.raftHeartbeat, "raft-heartbeat-timeout", 0, "how long a follower waits without the leader before an election (0: the cluster default)")
+	fs.DurationVar(&c.raftElection, "raft-election-timeout", 0, "how long a candidate waits for votes before trying again (0: the cluster default)")
 	fs.StringVar(&c.gossipProfile, "gossip-profile", "lan", "failure-detection timing: lan or local (fast, one host)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "text or json")

@@ -123,7 +123,7 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	node, err := cluster.New(cluster.Config{
 		NodeID: c.nodeID, DataDir: c.dataDir, RaftAddr: c.raftAddr, GossipAddr: c.gossipAddr, HTTPAddr: c.httpAddr,
 		Join: c.join, BootstrapExpect: c.bootstrapExpect, Shards: c.shards, Replicas: c.replicas,
-		DeadNodeTimeout: c.deadNodeTimeout, GossipProfile: c.gossipProfile, Logger: log, Registry: reg,
+		DeadNodeTimeout: c.deadNodeTimeout, HeartbeatTimeout: c.raftHeartbeat, ElectionTimeout: c.raftElection, GossipProfile: c.gossipProfile, Logger: log, Registry: reg,
 		Tracer: tp.Tracer("memcluster/cluster"), ClusterToken: c.clusterToken,
 		TLS: nodeTLS, GossipKey: gkey,
 	}, db, indexFactory(c.dataDir, db, emb, log))
