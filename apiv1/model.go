@@ -274,7 +274,8 @@ type ContextStage struct {
 	Detail any    `json:"detail"`
 }
 
-// PathTierRun is POST (admin): move a user's aged or low-value hot memories to cold segments now.
+// PathTierRun is POST (admin): move a user's aged or low-value hot memories to cold segments now; without
+// user_id, every user's, shard by shard.
 const PathTierRun = "/v1/tier/run"
 
 // TierRunRequest is the body of POST /v1/tier/run.
@@ -288,9 +289,15 @@ type TierRunResponse struct {
 	UserID   string   `json:"user_id"`
 	Moved    int      `json:"moved"`    // hot memories now cold
 	Segments []string `json:"segments"` // keys of the segments written
+	// Cluster-wide runs (no user_id): users examined; shards not finished before the deadline (what they
+	// did finish is committed: run again to go on).
+	Users         int            `json:"users,omitempty"`
+	Partial       bool           `json:"partial,omitempty"`
+	MissingShards []ShardFailure `json:"missing_shards,omitempty"`
 }
 
-// PathTierStatus is GET ?user_id=U: a user's hot and cold counts and bytes per memory type.
+// PathTierStatus is GET ?user_id=U: a user's hot and cold counts and bytes per memory type; without
+// user_id, the cluster's, per shard and in total.
 const PathTierStatus = "/v1/tier/status"
 
 // TierCount is the size of one tier of one memory type.
@@ -307,5 +314,16 @@ type TierCount struct {
 type TierStatusResponse struct {
 	UserID string      `json:"user_id"`
 	Shard  uint32      `json:"shard"`
-	Types  []TierCount `json:"types"`
+	Types  []TierCount `json:"types"` // cluster-wide: the totals
+	// Cluster-wide (no user_id): each shard's counts, and the shards that did not answer in time.
+	Shards        []ShardTiers   `json:"shards,omitempty"`
+	Partial       bool           `json:"partial,omitempty"`
+	MissingShards []ShardFailure `json:"missing_shards,omitempty"`
+}
+
+// ShardTiers is one shard's tier sizes per memory type.
+type ShardTiers struct {
+	Shard uint32      `json:"shard"`
+	Users int         `json:"users"`
+	Types []TierCount `json:"types"`
 }

@@ -7,14 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memcluster/memcluster/apiv1"
 	"github.com/memcluster/memcluster/retrieval"
 )
-
-// ShardFailure names a shard a fan-out did not hear from in time, and why.
-type ShardFailure struct {
-	Shard uint32 `json:"shard"`
-	Error string `json:"error"`
-}
 
 // DefaultShardTimeout is a fan-out's per-shard deadline when the caller states none.
 const DefaultShardTimeout = 2 * time.Second
@@ -24,14 +19,14 @@ const DefaultShardTimeout = 2 * time.Second
 // deadline is returned in failed — a partial answer is never passed off as a whole one. It fails outright only
 // when the cluster has not formed or ctx itself ends.
 func (n *Node) SearchAll(ctx context.Context, q retrieval.Query, stale bool, perShard time.Duration) (
-	[]retrieval.Result, []ShardFailure, error) {
+	[]retrieval.Result, []apiv1.ShardFailure, error) {
 	if !q.AllUsers {
 		return nil, nil, errors.New("search all: not a query across users")
 	}
 	if perShard <= 0 {
 		perShard = DefaultShardTimeout
 	}
-	shards, err := n.shardCount(ctx)
+	shards, err := n.ShardCount(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -49,18 +44,18 @@ func (n *Node) SearchAll(ctx context.Context, q retrieval.Query, stale bool, per
 	if err := ctx.Err(); err != nil {
 		return nil, nil, fmt.Errorf("search all: %w", err)
 	}
-	var failed []ShardFailure
+	var failed []apiv1.ShardFailure
 	for s, err := range errs {
 		if err != nil {
 			n.metrics.fanoutPartial.Inc()
-			failed = append(failed, ShardFailure{Shard: uint32(s), Error: err.Error()})
+			failed = append(failed, apiv1.ShardFailure{Shard: uint32(s), Error: err.Error()})
 		}
 	}
 	return retrieval.MergeResults(q.K, results...), failed, nil
 }
 
-// shardCount is the cluster's shard count, waiting (up to ctx's deadline) while the cluster forms.
-func (n *Node) shardCount(ctx context.Context) (int, error) {
+// ShardCount is the cluster's shard count, waiting (up to ctx's deadline) while the cluster forms.
+func (n *Node) ShardCount(ctx context.Context) (int, error) {
 	for {
 		if st := n.meta.State(); st.Initialized() {
 			return st.Shards, nil

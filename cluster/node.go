@@ -235,7 +235,7 @@ func (n *Node) LocalShards() []uint32 {
 // ShardFor maps a user to its shard under the cluster's shard count. While the cluster is forming (this node
 // has not yet applied the meta group's first entry) it waits, up to ctx's deadline.
 func (n *Node) ShardFor(ctx context.Context, user string) (uint32, error) {
-	shards, err := n.shardCount(ctx)
+	shards, err := n.ShardCount(ctx)
 	if err != nil {
 		return 0, err
 	}

@@ -65,6 +65,7 @@ func (n *Node) InternalHandler() http.Handler {
 	mux.HandleFunc("GET /internal/v1/shards/{shard}/memory", n.traced("get", n.handleGet))
 	mux.HandleFunc("GET /internal/v1/shards/{shard}/side", n.traced("side", n.handleReadSide))
 	mux.HandleFunc("GET /internal/v1/shards/{shard}/recent", n.traced("recent", n.handleRecent))
+	mux.HandleFunc("GET /internal/v1/shards/{shard}/users", n.traced("users", n.handleUsers))
 	mux.HandleFunc("GET /internal/v1/node", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, n.Report())
 	})

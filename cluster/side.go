@@ -122,3 +122,43 @@ func (n *Node) ScanLocalSide(shard uint32, space byte, fn func(user, key string,
 func (n *Node) LocalUsers(shard uint32, fn func(user string) bool) error {
 	return n.db.Users(shard, fn)
 }
+
+// ShardUsers lists, sorted, the users with memories in shard, read where Get would read (for cluster-wide
+// operator jobs: tier run and tier status without a user).
+func (n *Node) ShardUsers(ctx context.Context, shard uint32, stale bool) ([]string, error) {
+	var out []string
+	err := n.onShard(ctx, shard, "users", stale, func(ctx context.Context, r *Replica) error {
+		var err error
+		out, err = n.localUsers(ctx, r, stale)
+		return err
+	}, func(ctx context.Context, addr string) error {
+		return n.call(ctx, http.MethodGet, addr, fmt.Sprintf("%sshards/%d/users", internalPrefix, shard),
+			url.Values{"stale": {strconv.FormatBool(stale)}}, "", nil, &out)
+	})
+	return out, err
+}
+
+func (n *Node) localUsers(ctx context.Context, r *Replica, stale bool) ([]string, error) {
+	if err := barrier(ctx, r, stale); err != nil {
+		return nil, err
+	}
+	out := []string{}
+	err := n.db.Users(r.Shard, func(u string) bool { out = append(out, u); return ctx.Err() == nil })
+	if err == nil {
+		err = ctx.Err()
+	}
+	return out, err
+}
+
+func (n *Node) handleUsers(w http.ResponseWriter, r *http.Request) {
+	rep, ok := n.localReplica(w, r)
+	if !ok {
+		return
+	}
+	out, err := n.localUsers(r.Context(), rep, r.URL.Query().Get("stale") == "true")
+	if err != nil {
+		writeRPCError(w, toRPCError(err, rep))
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}

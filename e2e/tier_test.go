@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -146,6 +147,22 @@ func TestColdSegmentsSurviveANodeLoss(t *testing.T) {
 	}
 	if res, err := c.TierRun(ctx, "val", "180d"); err != nil || res.Moved != 2 {
 		t.Fatalf("tier run: %+v %v", res, err)
+	}
+	// Without --user: every user of every shard is tiered, and the status covers every shard.
+	if _, err := c.PutBatch(ctx, []apiv1.PutRequest{{UserID: "wes", Text: "Old notes on the sailing course.", OccurredAt: &old},
+		{UserID: "wes", Text: "A fresh note.", OccurredAt: &now}}); err != nil {
+		t.Fatal(err)
+	}
+	var run apiv1.TierRunResponse
+	out, errOut, code := memctl(t, procs[1].http, "-o", "json", "tier", "run", "--older-than", "180d")
+	if code != 0 || json.Unmarshal([]byte(out), &run) != nil || run.Moved != 1 || run.Users != 2 || run.Partial {
+		t.Fatalf("cluster-wide tier run: exit %d %s %s", code, out, errOut)
+	}
+	var st apiv1.TierStatusResponse
+	out, errOut, code = memctl(t, procs[2].http, "-o", "json", "tier", "status")
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Partial || len(st.Shards) != 4 ||
+		len(st.Types) != 1 || st.Types[0].ColdCount != 3 || st.Types[0].Archive != 2 || st.Types[0].HotCount != 1 {
+		t.Fatalf("cluster-wide tier status: exit %d %s %s", code, out, errOut)
 	}
 	for i, victim := range procs {
 		victim.kill()

@@ -143,6 +143,9 @@ func (p principal) userPatterns() []string {
 	return p.users
 }
 
+// allowsAll reports whether p sees every user (an admin, or a token with no user patterns).
+func (p principal) allowsAll() bool { return p.userPatterns() == nil }
+
 // internal guards the node-to-node API with the cluster token (constant-time compare).
 func (a *Auth) internal(next http.Handler) http.Handler {
 	if a == nil {

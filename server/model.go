@@ -82,9 +82,16 @@ var (
 func (s *Server) transact(w http.ResponseWriter, r *http.Request, user string,
 	decide func(ctx context.Context, shard uint32, t *userTxn) error) bool {
 	err := s.transactCtx(r.Context(), user, decide)
-	switch {
-	case err == nil:
+	if err == nil {
 		return true
+	}
+	s.failTxn(w, r, err)
+	return false
+}
+
+// failTxn answers a failed memory-model transaction.
+func (s *Server) failTxn(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
 	case errors.Is(err, errConflict):
 		writeError(w, http.StatusConflict, "conflict", err.Error(), "")
 	case errors.Is(err, errEmbedding):
@@ -92,7 +99,6 @@ func (s *Server) transact(w http.ResponseWriter, r *http.Request, user string,
 	default:
 		s.fail(w, r, err)
 	}
-	return false
 }
 
 // transactCtx is transact without HTTP: background jobs (the idle-session sweeper) use it too.

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/memcluster/memcluster/apiv1"
-	"github.com/memcluster/memcluster/cluster"
 	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/retrieval"
 )
@@ -38,7 +37,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		q.Vector, q.EmbedModel = vecs[0], s.emb.Fingerprint()
 	}
 	var res []retrieval.Result
-	var failed []cluster.ShardFailure
+	var failed []apiv1.ShardFailure
 	if q.AllUsers {
 		res, failed, err = s.c.SearchAll(r.Context(), q, req.Stale, perShard)
 	} else if shard, ok := s.shard(w, r, q.UserID); !ok {
@@ -50,10 +49,8 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	out := apiv1.SearchResponse{Results: make([]apiv1.SearchResult, 0, len(res)), Partial: len(failed) > 0}
-	for _, f := range failed {
-		out.MissingShards = append(out.MissingShards, apiv1.ShardFailure{Shard: f.Shard, Error: f.Error})
-	}
+	out := apiv1.SearchResponse{Results: make([]apiv1.SearchResult, 0, len(res)), Partial: len(failed) > 0,
+		MissingShards: failed}
 	for _, h := range res {
 		r := apiv1.SearchResult{Memory: h.Memory, Score: h.Score,
 			VectorScore: h.VectorScore, TextScore: h.TextScore, Recency: h.Recency, Context: h.Context, Actor: h.Actor}

@@ -14,7 +14,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/memcluster/memcluster/apiv1"
-	"github.com/memcluster/memcluster/cluster"
 	"github.com/memcluster/memcluster/consolidation"
 	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/retrieval"
@@ -28,8 +27,11 @@ type Cluster interface {
 	Search(ctx context.Context, shard uint32, q retrieval.Query, stale bool) ([]retrieval.Result, error)
 	// SearchAll fans a query across users out to every shard, each under its own deadline, naming the shards
 	// that did not answer.
-	SearchAll(ctx context.Context, q retrieval.Query, stale bool, perShard time.Duration) ([]retrieval.Result, []cluster.ShardFailure, error)
+	SearchAll(ctx context.Context, q retrieval.Query, stale bool, perShard time.Duration) ([]retrieval.Result, []apiv1.ShardFailure, error)
 	Get(ctx context.Context, shard uint32, user, id string, stale bool) (memory.Memory, error)
+	// ShardCount is the cluster's number of shards; ShardUsers lists the users with memories in one.
+	ShardCount(ctx context.Context) (int, error)
+	ShardUsers(ctx context.Context, shard uint32, stale bool) ([]string, error)
 	// ReadSide and Recent read a user's side state and newest memories for the memory model.
 	ReadSide(ctx context.Context, shard uint32, space byte, user, prefix string, limit int, stale bool) (storage.SideRead, error)
 	Recent(ctx context.Context, shard uint32, user string, types []memory.Type, limit int, stale bool) ([]memory.Memory, error)

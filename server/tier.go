@@ -32,9 +32,11 @@ func (s *Server) handleTierRun(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, &req) {
 		return
 	}
-	if err := s.opts.Limits.ValidateID("user_id", req.UserID, true); err != nil {
-		s.fail(w, r, err)
-		return
+	if req.UserID != "" {
+		if err := s.opts.Limits.ValidateID("user_id", req.UserID, true); err != nil {
+			s.fail(w, r, err)
+			return
+		}
 	}
 	opts := tiering.Options{}
 	if req.OlderThan != "" {
@@ -50,26 +52,39 @@ func (s *Server) handleTierRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, memory.FieldError("older_than", "%v", err))
 		return
 	}
-	res := apiv1.TierRunResponse{UserID: req.UserID, Segments: []string{}}
-	for {
-		var moved int
-		var keys []string
-		done := s.transact(w, r, req.UserID, func(ctx context.Context, shard uint32, t *userTxn) error {
-			var err error
-			moved, keys, err = s.tierOnce(ctx, shard, t, pol)
-			return err
-		})
-		if !done {
-			return
-		}
-		res.Moved += moved
-		res.Segments = append(res.Segments, keys...)
-		if len(keys) < maxGroupsPerTxn {
-			break
-		}
+	if req.UserID == "" {
+		s.tierRunAll(w, r, pol)
+		return
+	}
+	res := apiv1.TierRunResponse{UserID: req.UserID}
+	res.Moved, res.Segments, err = s.tierUser(r.Context(), req.UserID, pol)
+	if err != nil {
+		s.failTxn(w, r, err)
+		return
 	}
 	s.log.Info("tiered", "user_id", req.UserID, "moved", res.Moved, "segments", len(res.Segments))
 	writeJSON(w, http.StatusOK, res)
+}
+
+// tierUser tiers what the policy selects of one user's hot memories, one bounded transaction at a time.
+func (s *Server) tierUser(ctx context.Context, user string, pol *tiering.Policy) (moved int, segments []string, err error) {
+	segments = []string{}
+	for {
+		var n int
+		var keys []string
+		err := s.transactCtx(ctx, user, func(ctx context.Context, shard uint32, t *userTxn) error {
+			var err error
+			n, keys, err = s.tierOnce(ctx, shard, t, pol)
+			return err
+		})
+		if err != nil {
+			return moved, segments, err
+		}
+		moved, segments = moved+n, append(segments, keys...)
+		if len(keys) < maxGroupsPerTxn {
+			return moved, segments, nil
+		}
+	}
 }
 
 // parseAge reads a Go duration or a number of days ("180d").
@@ -253,6 +268,14 @@ func (s *Server) warmRestore(ctx context.Context, shard uint32, t *userTxn, entr
 // handleTierStatus counts a user's hot memories (encoded size, embeddings included) and cold segments per type.
 func (s *Server) handleTierStatus(w http.ResponseWriter, r *http.Request) {
 	user := r.URL.Query().Get("user_id")
+	if user == "" {
+		if !principalOf(r.Context()).allowsAll() {
+			writeError(w, http.StatusForbidden, "forbidden", "a cluster-wide tier status needs an admin token or one not limited to some users", "user_id")
+			return
+		}
+		s.tierStatusAll(w, r)
+		return
+	}
 	if err := s.opts.Limits.ValidateID("user_id", user, true); err != nil {
 		s.fail(w, r, err)
 		return
@@ -355,11 +378,8 @@ func (s *Server) compactOnce(ctx context.Context, c Sweeper, pol *tiering.Policy
 			continue
 		}
 		for _, u := range users {
-			err := s.transactCtx(ctx, u, func(ctx context.Context, shard uint32, t *userTxn) error {
-				n, _, err := s.tierOnce(ctx, shard, t, pol)
-				moved += n
-				return err
-			})
+			n, _, err := s.tierUser(ctx, u, pol)
+			moved += n
 			if err != nil {
 				s.log.Warn("compactor: tier user", "user_id", u, "err", err)
 			}

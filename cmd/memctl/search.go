@@ -59,9 +59,7 @@ each under --shard-timeout; shards that miss it are named in the answer ("partia
 			if g.json() {
 				return printJSON(cmd.OutOrStdout(), resp)
 			}
-			for _, m := range resp.MissingShards {
-				fmt.Fprintf(cmd.ErrOrStderr(), "partial: shard %d did not answer: %s\n", m.Shard, m.Error)
-			}
+			warnMissing(cmd.ErrOrStderr(), resp.MissingShards)
 			return printResults(cmd.OutOrStdout(), resp.Results, o.user == "")
 		},
 	}

@@ -222,8 +222,9 @@ func indexFactory(dataDir string, db *storage.DB, emb embed.Embedder, log *slog.
 	return func(shard uint32) (cluster.ShardIndex, error) {
 		dir := filepath.Join(dataDir, "index", fmt.Sprintf("shard-%d", shard))
 		ft, err := fulltext.Open(dir, fulltext.Options{NoSync: true})
-		if errors.Is(err, fulltext.ErrOutdated) {
-			log.Warn("full-text index mapping changed: rebuilding", "shard", shard)
+		if errors.Is(err, fulltext.ErrOutdated) || errors.Is(err, fulltext.ErrDamaged) {
+			// Derived state: rebuilt from the shard's records in Pebble.
+			log.Warn("full-text index unusable: rebuilding", "shard", shard, "err", err)
 			if err = fulltext.Destroy(dir); err == nil {
 				ft, err = fulltext.Open(dir, fulltext.Options{NoSync: true})
 			}
