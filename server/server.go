@@ -76,6 +76,9 @@ type Options struct {
 	// that receives the request, before proposing, so replicas only apply its decided output; it must fall back
 	// to consolidation.Extract itself when its provider fails or answers malformed output.
 	Extract consolidation.ExtractFunc
+	// WarmRestoreAfter is how many escalated reads of an archive entry bring its memories back to the hot
+	// tier (default 3); negative: never (reads are then not recorded either).
+	WarmRestoreAfter int
 	// NodeCerts requires a verified client certificate (the cluster CA's) on the internal API: node-to-node
 	// calls are mutual TLS.
 	NodeCerts bool
@@ -102,6 +105,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxInFlight == 0 {
 		o.MaxInFlight = 512
+	}
+	if o.WarmRestoreAfter == 0 {
+		o.WarmRestoreAfter = 3
 	}
 	if o.QueueWait == 0 {
 		o.QueueWait = 100 * time.Millisecond

@@ -24,9 +24,6 @@ import (
 // maxGroupsPerTxn bounds one tiering transaction (each segment is ~50-150 KB per 500 items).
 const maxGroupsPerTxn = 16
 
-// warmAfter is how many escalated reads of an archive entry bring its memories back to the hot tier.
-const warmAfter = 3
-
 func (s *Server) handleTierRun(w http.ResponseWriter, r *http.Request) {
 	var req apiv1.TierRunRequest
 	if !decodeBody(w, r, &req) {
@@ -211,9 +208,9 @@ func (cr *contextRun) rehydrate(am memory.Memory, score float64) error {
 }
 
 // noteColdReads records the escalated reads of archive entries and restores to the hot tier those read
-// warmAfter times. It runs after the answer, on its own deadline: a read never waits for a write.
+// Options.WarmRestoreAfter times. It runs after the answer, on its own deadline: a read never waits for a write.
 func (s *Server) noteColdReads(user string, entries []string) {
-	if len(entries) == 0 {
+	if len(entries) == 0 || s.opts.WarmRestoreAfter < 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -226,7 +223,7 @@ func (s *Server) noteColdReads(user string, entries []string) {
 		for _, id := range entries {
 			a := access[id]
 			a.Reads = append(a.Reads, t.now)
-			if len(a.Reads) < warmAfter {
+			if len(a.Reads) < s.opts.WarmRestoreAfter {
 				if err := t.setSide(storage.SpaceAccess, id, a); err != nil {
 					return err
 				}

@@ -60,7 +60,7 @@ enter the cluster at every node; without it every client uses --addr.`,
 			return errors.New(`missing subcommand (try "memctl bench write" or "memctl bench search")`)
 		},
 	}
-	cmd.AddCommand(newBenchWriteCmd(g), newBenchSearchCmd(g), newBenchSessionCmd(g))
+	cmd.AddCommand(newBenchWriteCmd(g), newBenchSearchCmd(g), newBenchSessionCmd(g), newBenchContextCmd(g))
 	return cmd
 }
 

@@ -142,7 +142,7 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	}
 	api := server.New(node, emb, server.Options{MaxBodyBytes: c.maxBodyBytes, Logger: log, Registry: reg, Pprof: c.pprof, Auth: auth, MaxInFlight: c.maxInFlight, NodeCerts: nodeTLS != nil,
 		TenantRate: c.tenantRate, TenantBurst: c.tenantBurst, Now: offsetClock(c.clockOffset),
-		Tracer: tp.Tracer("memcluster/server"), Extract: extract, Model: model})
+		Tracer: tp.Tracer("memcluster/server"), Extract: extract, Model: model, WarmRestoreAfter: warmRestoreAfter(c.warmAfter)})
 	go api.RunIdleSweeper(jobCtx, node, c.sweepEvery)
 	go api.RunCompactor(jobCtx, node, c.tierEvery)
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
@@ -165,6 +165,14 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 // offsetClock is the wall clock shifted by --clock-offset (0: time.Now itself). Only the API's decisions — ids,
 // created_at, the default occurred_at, search recency — read it; ids are fixed before a command is proposed, so
 // replicas never consult a clock.
+// warmRestoreAfter maps the flag (0: never) onto server.Options (0: the default, negative: never).
+func warmRestoreAfter(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
 func offsetClock(d time.Duration) func() time.Time {
 	if d == 0 {
 		return time.Now
