@@ -10,6 +10,8 @@ type metrics struct {
 	rpcRetries prometheus.Counter
 	// fanoutPartial counts shards missing from fan-out answers (deadline or error).
 	fanoutPartial prometheus.Counter
+	// leaderShed counts leadership transfers started because this node's disk turned read-only.
+	leaderShed prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, n *Node) *metrics {
@@ -22,6 +24,8 @@ func newMetrics(reg prometheus.Registerer, n *Node) *metrics {
 			Help: "Shard operations retried because the leader moved or was unknown."}),
 		fanoutPartial: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_fanout_shard_failures_total",
 			Help: "Shards left out of a fan-out answer because they erred or missed their deadline."}),
+		leaderShed: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_leadership_shed_total",
+			Help: "Shard leadership transfers started because this node's disk is read-only."}),
 	}
 	replicas := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memcluster_local_replicas",
 		Help: "Shard replicas hosted by this node."}, func() float64 { return float64(len(n.LocalShards())) })
@@ -35,7 +39,7 @@ func newMetrics(reg prometheus.Registerer, n *Node) *metrics {
 		}
 		return float64(c)
 	})
-	for _, c := range []prometheus.Collector{m.halted, m.forwarded, m.rpcRetries, m.fanoutPartial, replicas, leaders} {
+	for _, c := range []prometheus.Collector{m.halted, m.forwarded, m.rpcRetries, m.fanoutPartial, m.leaderShed, replicas, leaders} {
 		_ = reg.Register(c)
 	}
 	return m

@@ -15,6 +15,7 @@ func (n *Node) reconcile() {
 		n.tryBootstrap()
 	}
 	n.reconcileLocal()
+	n.shedLeadership()
 	if n.IsMetaLeader() {
 		n.reconcileMeta()
 	}

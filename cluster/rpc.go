@@ -134,6 +134,10 @@ func (n *Node) proposeLocal(ctx context.Context, rep *Replica, cmd []byte) (stor
 	if !rep.IsLeader() {
 		return storage.ApplyResult{}, ErrNotLeader
 	}
+	if n.db.WriteHealth() != nil && n.hasPeers(rep) {
+		// Leadership is being handed to a healthy replica (readonly.go): the coordinator retries there.
+		return storage.ApplyResult{}, ErrNotLeader
+	}
 	return rep.Apply(ctx, cmd)
 }
 

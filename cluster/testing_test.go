@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,6 +28,22 @@ type testNode struct {
 	db   *storage.DB
 	http *http.Server
 	dir  string
+	// disk is the node's filesystem: the real one, whose free space a test can report as none.
+	disk *fullableFS
+}
+
+// fullableFS is the OS filesystem, except that it reports no free space while full is set.
+type fullableFS struct {
+	vfs.FS
+	full atomic.Bool
+}
+
+func (f *fullableFS) GetDiskUsage(path string) (vfs.DiskUsage, error) {
+	u, err := f.FS.GetDiskUsage(path)
+	if f.full.Load() {
+		u.AvailBytes = 0
+	}
+	return u, err
 }
 
 type testCluster struct {
@@ -88,7 +106,11 @@ func (c *testCluster) add(cfg Config) *testNode {
 func (c *testCluster) start(tn *testNode) {
 	c.t.Helper()
 	tn.cfg.Logger = c.logger(tn.cfg.NodeID)
-	db, err := storage.Open(filepath.Join(tn.dir, "pebble"), storage.Options{Logger: tn.cfg.Logger})
+	if tn.disk == nil {
+		tn.disk = &fullableFS{FS: vfs.Default}
+	}
+	db, err := storage.Open(filepath.Join(tn.dir, "pebble"), storage.Options{Logger: tn.cfg.Logger, FS: tn.disk,
+		DiskCheckInterval: -1})
 	if err != nil {
 		c.t.Fatal(err)
 	}
