@@ -187,6 +187,13 @@ func TestAuthTenantIsolation(t *testing.T) {
 	if _, errOut, code := memctl(t, procs[1].http, "get", "--user", "zeta-1", ids["zeta-1"]); code == 0 || !strings.Contains(errOut, "401") {
 		t.Errorf("memctl without a token: exit %d %q", code, errOut)
 	}
+	// Operator actions leave an audit line naming the role and a token fingerprint.
+	if _, errOut, code := memctl(t, procs[2].http, "--token", tokAdmin, "tier", "run", "--user", "zeta-1"); code != 0 {
+		t.Errorf("memctl tier run as admin: %s", errOut)
+	}
+	if b, _ := os.ReadFile(procs[2].logPath); !bytes.Contains(b, []byte(`"msg":"audit","op":"tier_run","principal":"admin:`)) {
+		t.Error("no audit line for tier run")
+	}
 	// Secrets never reach the logs.
 	for _, p := range procs {
 		b, _ := os.ReadFile(p.logPath)

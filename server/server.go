@@ -194,9 +194,11 @@ func (s *Server) route(pattern, name string, need Role, h func(http.ResponseWrit
 		if need == RoleWriter && !s.writable(sw) {
 			return
 		}
-		if name == "forget" {
-			// Audit trail of destructive operator actions: who (role and token fingerprint, never the token).
-			s.log.Info("audit", "op", name, "principal", p.name, "user_id", r.PathValue("user_id"), "remote", r.RemoteAddr)
+		if name == "forget" || need == RoleAdmin {
+			// Audit trail of destructive and operator actions: who (role and token fingerprint, never the token),
+			// what, on whom ("" for the whole cluster).
+			users, _ := requestUsers(r)
+			s.log.Info("audit", "op", name, "principal", p.name, "users", users, "remote", r.RemoteAddr)
 		}
 		h(sw, r.WithContext(withPrincipal(ctx, p)))
 	})
