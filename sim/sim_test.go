@@ -15,7 +15,7 @@ import (
 )
 
 var (
-	flagSeeds   = flag.Int("sim.seeds", 30, "TestSimSchedules runs N seeds from -sim.first")
+	flagSeeds   = flag.Int("sim.seeds", 30, "TestSimSchedules runs seeds -sim.first .. -sim.first+N-1 (but knownRaft697)")
 	flagFirst   = flag.Uint64("sim.first", 1, "the first seed of -sim.seeds (long campaigns run in chunks)")
 	flagSeed    = flag.Uint64("sim.seed", 0, "replay only this seed (0: run -sim.seeds seeds)")
 	flagHide    = flag.Bool("sim.monotonic", false, "declare the log store monotonic to raft, reproducing hashicorp/raft#697's panic")
@@ -33,7 +33,8 @@ func seeds() []uint64 {
 		return []uint64{*flagSeed}
 	}
 	var out []uint64
-	for s := max(*flagFirst, 1); len(out) < *flagSeeds; s++ {
+	first := max(*flagFirst, 1)
+	for s := first; s < first+uint64(max(*flagSeeds, 0)); s++ {
 		if !knownRaft697[s] {
 			out = append(out, s)
 		}
