@@ -28,6 +28,9 @@ type contextRun struct {
 	// escalated: the archive was searched; coldHits are the archive entries it read.
 	escalated bool
 	coldHits  []string
+	// unread are archive entries whose segments could not be read (an external store down): the answer goes
+	// on without them and names them in left_out.
+	unread []apiv1.LeftOut
 }
 
 func (s *Server) handleContext(w http.ResponseWriter, r *http.Request) {
@@ -232,7 +235,8 @@ func (cr *contextRun) searchQ(t, stored memory.Type, tag string, archive bool) e
 	for _, h := range hits {
 		if archive {
 			if err := cr.rehydrate(h.Memory, h.Score); err != nil {
-				return err
+				cr.s.log.Warn("context: archive entry unreadable", "user_id", cr.user, "entry", h.Memory.ID, "err", err)
+				cr.unread = append(cr.unread, apiv1.LeftOut{ID: h.Memory.ID, Reason: "archive segment unreadable: " + err.Error()})
 			}
 			continue
 		}
@@ -300,6 +304,7 @@ func (cr *contextRun) respond() apiv1.ContextResponse {
 	for _, l := range pk.LeftOut {
 		out.LeftOut = append(out.LeftOut, apiv1.LeftOut{ID: l.ID, Reason: l.Reason})
 	}
+	out.LeftOut = append(out.LeftOut, cr.unread...)
 	if cr.req.Explain {
 		out.Plan, out.Stages = cr.plan, cr.stages
 	}

@@ -32,7 +32,12 @@ type userTxn struct {
 	deletes []string
 	facts   map[string]consolidation.Fact // the facts as read, for history's "before"
 	ids     *memory.IDSource
+	// after runs once the transaction committed (not on a conflict): clean-ups outside the shard, such as
+	// deleting an external segment that a warm restore made obsolete. Failures are logged, not returned.
+	after []func(context.Context) error
 }
+
+func (t *userTxn) afterCommit(fn func(context.Context) error) { t.after = append(t.after, fn) }
 
 // observe records the revision a read saw; the first one guards the transaction (a later, newer one only
 // means the commit will conflict and the decision is redone).
@@ -96,6 +101,8 @@ func (s *Server) failTxn(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusConflict, "conflict", err.Error(), "")
 	case errors.Is(err, errEmbedding):
 		writeError(w, http.StatusBadGateway, "embedding_failed", err.Error(), "")
+	case errors.Is(err, errColdStore):
+		writeError(w, http.StatusBadGateway, "cold_store_failed", err.Error(), "")
 	default:
 		s.fail(w, r, err)
 	}
@@ -128,6 +135,11 @@ func (s *Server) transactCtx(ctx context.Context, user string, decide func(ctx c
 			return err
 		}
 		if !res.Conflict {
+			for _, fn := range t.after {
+				if err := fn(ctx); err != nil {
+					s.log.Warn("after commit", "user_id", user, "err", err)
+				}
+			}
 			return nil
 		}
 		s.metrics.conflicts.Inc()

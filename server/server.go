@@ -76,6 +76,9 @@ type Options struct {
 	// that receives the request, before proposing, so replicas only apply its decided output; it must fall back
 	// to consolidation.Extract itself when its provider fails or answers malformed output.
 	Extract consolidation.ExtractFunc
+	// ColdStore, when set, holds cold segments outside the shards (an object store every node reaches); the
+	// shards keep pointers. Nil: segments are replicated inside the shard keyspace.
+	ColdStore ColdStore
 	// WarmRestoreAfter is how many escalated reads of an archive entry bring its memories back to the hot
 	// tier (default 3); negative: never (reads are then not recorded either).
 	WarmRestoreAfter int

@@ -129,7 +129,7 @@ func (s *Server) tierOnce(ctx context.Context, shard uint32, t *userTxn, pol *ti
 		entry := tiering.NewArchiveEntry(g, key, tiering.Checksum(seg), tiering.ArchiveOptions{})
 		am := entry.Memory(s.ids.New(t.now), t.now)
 		t.puts = append(t.puts, am)
-		if err := t.setSide(storage.SpaceCold, key, seg); err != nil {
+		if err := s.storeSegment(ctx, t, key, seg, g.Meta().Type, len(g.Items)); err != nil {
 			return 0, nil, err
 		}
 		for _, m := range g.Items {
@@ -174,9 +174,13 @@ func (s *Server) readSegment(ctx context.Context, shard uint32, user string, am 
 	if len(rd.Items) == 0 || rd.Items[0].Key != key {
 		return nil, fmt.Errorf("archive entry %s: segment %s is missing", am.ID, key)
 	}
-	var seg []byte
-	if err := json.Unmarshal(rd.Items[0].Value, &seg); err != nil {
-		return nil, fmt.Errorf("segment %s: %w", key, err)
+	rec, err := decodeCold(key, rd.Items[0].Value)
+	if err != nil {
+		return nil, err
+	}
+	seg, err := s.segmentBytes(ctx, key, rec)
+	if err != nil {
+		return nil, err
 	}
 	if want := am.Metadata["checksum"]; want != "" && want != fmt.Sprintf("%016x", tiering.Checksum(seg)) {
 		return nil, fmt.Errorf("segment %s: checksum mismatch", key)
@@ -256,8 +260,12 @@ func (s *Server) warmRestore(ctx context.Context, shard uint32, t *userTxn, entr
 		t.puts = append(t.puts, m)
 	}
 	t.deletes = append(t.deletes, entryID)
-	t.delSide(storage.SpaceCold, am.Metadata["segment"])
+	key := am.Metadata["segment"]
+	t.delSide(storage.SpaceCold, key)
 	t.delSide(storage.SpaceAccess, entryID)
+	if s.opts.ColdStore != nil {
+		t.afterCommit(func(ctx context.Context) error { return s.opts.ColdStore.Delete(ctx, key) })
+	}
 	s.metrics.triggers.WithLabelValues("warm_restore").Inc()
 	return t.history(entryID, "DELETE", nil, map[string]any{"restored": len(items)}, "tier: warm restore")
 }
@@ -322,17 +330,23 @@ func (s *Server) tierStatus(ctx context.Context, shard uint32, user string) (api
 		return out, err
 	}
 	for _, kv := range rd.Items {
-		var seg []byte
-		if json.Unmarshal(kv.Value, &seg) != nil {
+		rec, err := decodeCold(kv.Key, kv.Value)
+		if err != nil {
+			return out, err
+		}
+		if p := rec.ptr; p != nil {
+			tc := get(p.Type)
+			tc.ColdCount += p.Count
+			tc.ColdBytes += int64(p.Size)
 			continue
 		}
-		meta, err := tiering.ReadHeader(seg)
+		meta, err := tiering.ReadHeader(rec.inline)
 		if err != nil {
 			return out, fmt.Errorf("segment %s: %w", kv.Key, err)
 		}
 		tc := get(meta.Type)
 		tc.ColdCount += meta.Count
-		tc.ColdBytes += int64(len(seg))
+		tc.ColdBytes += int64(len(rec.inline))
 	}
 	for _, t := range memory.Types {
 		if tc := byType[t]; tc != nil {

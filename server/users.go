@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/memcluster/memcluster/apiv1"
@@ -23,6 +24,14 @@ func (s *Server) handleForget(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.log.Info("user forgotten", "user_id", user, "memories", res.Deleted)
+	n, err := s.dropExternal(r.Context(), shard, user)
+	if err != nil {
+		// The shard forgot; the external objects are still listed under the user's prefix, so a retried
+		// forget finds them again.
+		writeError(w, http.StatusBadGateway, "cold_store_failed",
+			fmt.Sprintf("memories forgotten, but deleting their cold segments from the external store failed after %d: %v; retry the forget", n, err), "")
+		return
+	}
+	s.log.Info("user forgotten", "user_id", user, "memories", res.Deleted, "external_segments", n)
 	writeJSON(w, http.StatusOK, apiv1.ForgetResponse{UserID: user, Deleted: res.Deleted})
 }

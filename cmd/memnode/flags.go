@@ -57,6 +57,7 @@ type config struct {
 	minFreeBytes  int64
 	sessionWindow int
 	warmAfter     int
+	coldStore     string
 	sessionTTL    time.Duration
 	sweepEvery    time.Duration
 	tierEvery     time.Duration
@@ -103,6 +104,7 @@ func (c *config) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.llmAPIKeyEnv, "llm-api-key-env", "OPENAI_API_KEY", "name of the environment variable that holds the --llm-url API key")
 	fs.DurationVar(&c.llmTimeout, "llm-timeout", 10*time.Second, "time budget per message for LLM extraction, retries included; then the rules answer")
 	fs.Int64Var(&c.minFreeBytes, "min-free-bytes", 256<<20, "free disk space below which the node turns read-only (writes get 507, reads go on); negative: off")
+	fs.StringVar(&c.coldStore, "cold-store", "", "keep cold segments in this object store instead of the shards: s3://bucket?region=…&endpoint=…, or file:///dir that every node shares")
 	fs.IntVar(&c.warmAfter, "warm-restore-after", 3, "escalated reads of an archive entry that bring its memories back to the hot tier (0: never)")
 	fs.IntVar(&c.sessionWindow, "session-window", 20, "working memory: messages kept verbatim per session; the oldest half folds into the summary")
 	fs.DurationVar(&c.sessionTTL, "session-ttl", time.Hour, "working memory: a session idle this long is consolidated and ended")

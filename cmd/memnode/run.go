@@ -28,6 +28,7 @@ import (
 	"github.com/memcluster/memcluster/retrieval"
 	"github.com/memcluster/memcluster/server"
 	"github.com/memcluster/memcluster/storage"
+	"github.com/memcluster/memcluster/tiering"
 	"github.com/memcluster/memcluster/vector"
 )
 
@@ -140,9 +141,18 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	if err := model.Validate(); err != nil {
 		return fmt.Errorf("--session-window or --session-ttl: %w", err)
 	}
+	var cold server.ColdStore
+	if c.coldStore != "" {
+		bs, err := tiering.OpenBlobStore(ctx, c.coldStore)
+		if err != nil {
+			return fmt.Errorf("--cold-store: %w", err)
+		}
+		defer bs.Close()
+		cold = bs
+	}
 	api := server.New(node, emb, server.Options{MaxBodyBytes: c.maxBodyBytes, Logger: log, Registry: reg, Pprof: c.pprof, Auth: auth, MaxInFlight: c.maxInFlight, NodeCerts: nodeTLS != nil,
 		TenantRate: c.tenantRate, TenantBurst: c.tenantBurst, Now: offsetClock(c.clockOffset),
-		Tracer: tp.Tracer("memcluster/server"), Extract: extract, Model: model, WarmRestoreAfter: warmRestoreAfter(c.warmAfter)})
+		Tracer: tp.Tracer("memcluster/server"), Extract: extract, Model: model, WarmRestoreAfter: warmRestoreAfter(c.warmAfter), ColdStore: cold})
 	go api.RunIdleSweeper(jobCtx, node, c.sweepEvery)
 	go api.RunCompactor(jobCtx, node, c.tierEvery)
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
