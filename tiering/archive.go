@@ -17,6 +17,8 @@ type ArchiveEntry struct {
 	Class   Class        `json:"class"`
 	Type    memory.Type  `json:"type"`
 	Signal  string       `json:"signal,omitempty"`
+	Concept string       `json:"concept,omitempty"` // a semantic archive's concept (ConceptOf)
+	Reason  string       `json:"reason"`            // why its items left the hot tier
 	Scope   memory.Scope `json:"scope"`
 	AgentID string       `json:"agent_id,omitempty"` // set when every item has this agent id
 	RunID   string       `json:"run_id,omitempty"`   // set when every item has this run id
@@ -69,7 +71,8 @@ const (
 func NewArchiveEntry(g Group, key string, checksum uint64, o ArchiveOptions) ArchiveEntry {
 	o = o.withDefaults()
 	meta := g.Meta()
-	e := ArchiveEntry{UserID: g.UserID, Class: g.Class, Type: g.Type, Signal: g.Signal, Scope: g.Scope,
+	e := ArchiveEntry{UserID: g.UserID, Class: g.Class, Type: g.Type, Signal: g.Signal, Concept: g.Concept,
+		Reason: g.Reason, Scope: g.Scope,
 		From: meta.From, To: meta.To, Count: len(g.Items), SegmentKey: key, Checksum: checksum,
 		Summary:  summarize(g.Items, o.SummaryChars),
 		Tags:     topN(g.Items, func(m *memory.Memory) []string { return m.Tags }, o.TopTags),
@@ -97,8 +100,9 @@ func NewArchiveEntry(g Group, key string, checksum uint64, o ArchiveOptions) Arc
 // Memory is the hot-tier record of the archive entry, so the indexes search it like any memory: its text is
 // the summary, it occurred when the group starts, and its metadata names the segment:
 //
-//	tier=archive, segment=<key>, items=<count>, from=<RFC 3339>, to=<RFC 3339>, checksum=<16 hex digits>,
-//	class=<class>, signal=<signal> (perceptual with a signal), fact_status=<status> (semantic)
+//	tier=archive, segment=<key>, format=<segment format version>, items=<count>, from=<RFC 3339>,
+//	to=<RFC 3339>, checksum=<16 hex digits>, class=<class>, reason=<why it left the hot tier>,
+//	signal=<signal> (perceptual with a signal), concept=<concept>, fact_status=<status> (semantic)
 //
 // A semantic archive carries its items' retired fact status, so searches leave it out unless asked for
 // retired facts, as they did its items. The embedding is left to the caller.
@@ -111,6 +115,13 @@ func (e ArchiveEntry) Memory(id string, now time.Time) memory.Memory {
 		"to":       e.To.UTC().Format(time.RFC3339Nano),
 		"checksum": fmt.Sprintf("%016x", e.Checksum),
 		"class":    string(e.Class),
+		"format":   strconv.Itoa(segmentVersion),
+	}
+	if e.Reason != "" {
+		md["reason"] = e.Reason
+	}
+	if e.Concept != "" {
+		md["concept"] = e.Concept
 	}
 	if e.Signal != "" {
 		md[MetaSignal] = e.Signal

@@ -90,7 +90,8 @@ func TestArchiveEntryMemory(t *testing.T) {
 	}
 	wantMD := map[string]string{"tier": "archive", "segment": key, "items": "40", "class": "episodic",
 		"from": g.Items[0].OccurredAt.UTC().Format(time.RFC3339Nano),
-		"to":   g.Items[39].OccurredAt.UTC().Format(time.RFC3339Nano), "checksum": tiering.SegmentID(seg)}
+		"to":   g.Items[39].OccurredAt.UTC().Format(time.RFC3339Nano), "checksum": tiering.SegmentID(seg),
+		"format": "1", "reason": "episodic memories older than 90d"}
 	if !reflect.DeepEqual(m.Metadata, wantMD) {
 		t.Fatalf("metadata %v\nwant %v", m.Metadata, wantMD)
 	}

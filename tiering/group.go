@@ -2,22 +2,29 @@ package tiering
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/memcluster/memcluster/memory"
 )
 
 // Group is one future segment: memories of one user, class, type, scope and calendar month (UTC) of their
-// OccurredAt, and one signal for the perceptual class. Scope is part of the partition so that an archive
-// entry never mixes private text into what a group session may see.
+// OccurredAt, and one signal for the perceptual class. Retired facts are grouped by concept instead of month
+// (ConceptOf): the segment is a snapshot of that concept's retired subgraph. Scope is part of the partition so
+// that an archive entry never mixes private text into what a group session may see.
 type Group struct {
-	UserID string       `json:"user_id"`
-	Class  Class        `json:"class"`
-	Type   memory.Type  `json:"type"`
-	Signal string       `json:"signal,omitempty"`
-	Scope  memory.Scope `json:"scope"` // private (also for memories with an empty scope) or shared
-	Month  time.Time    `json:"month"` // first instant of the month, UTC
+	UserID string      `json:"user_id"`
+	Class  Class       `json:"class"`
+	Type   memory.Type `json:"type"`
+	Signal string      `json:"signal,omitempty"`
+	// Concept is a semantic group's concept (ConceptOf); its Month is then zero.
+	Concept string       `json:"concept,omitempty"`
+	Scope   memory.Scope `json:"scope"` // private (also for memories with an empty scope) or shared
+	Month   time.Time    `json:"month"` // first instant of the month, UTC
+	// Reason says why the group left the hot tier, for its archive entry.
+	Reason string `json:"reason"`
 	// Part numbers the groups of one partition and month from 0, when it has more than MaxItems items.
 	Part int `json:"part"`
 	// Items are sorted by OccurredAt, then ID.
@@ -32,12 +39,13 @@ func (g Group) Meta() SegmentMeta {
 
 // groupKey is a partition: everything of a Group but its part and items.
 type groupKey struct {
-	user   string
-	class  Class
-	signal string
-	typ    memory.Type
-	scope  memory.Scope
-	month  time.Time
+	user    string
+	class   Class
+	signal  string
+	concept string
+	typ     memory.Type
+	scope   memory.Scope
+	month   time.Time
 }
 
 func keyOf(m *memory.Memory, c Class) groupKey {
@@ -48,6 +56,11 @@ func keyOf(m *memory.Memory, c Class) groupKey {
 	if c == ClassPerceptual {
 		k.signal = m.Metadata[MetaSignal]
 	}
+	if c == ClassSemantic {
+		if k.concept = ConceptOf(m); k.concept != "" {
+			return k
+		}
+	}
 	t := m.OccurredAt.UTC()
 	k.month = time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
 	return k
@@ -55,7 +68,47 @@ func keyOf(m *memory.Memory, c Class) groupKey {
 
 func (a groupKey) compare(b groupKey) int {
 	return cmp.Or(cmp.Compare(a.user, b.user), cmp.Compare(a.class, b.class), cmp.Compare(a.signal, b.signal),
-		cmp.Compare(a.typ, b.typ), cmp.Compare(a.scope, b.scope), a.month.Compare(b.month))
+		cmp.Compare(a.concept, b.concept), cmp.Compare(a.typ, b.typ), cmp.Compare(a.scope, b.scope),
+		a.month.Compare(b.month))
+}
+
+// ConceptOf is the concept a fact's memory belongs to: its subject, or for a fact about the user the
+// relation ("user.lives_in"), so that the successive values of one relation are archived together. Empty
+// for a semantic memory that mirrors no fact.
+func ConceptOf(m *memory.Memory) string {
+	subj, pred := strings.ToLower(m.Metadata["subject"]), m.Metadata["predicate"]
+	switch {
+	case subj == "":
+		return ""
+	case subj == "user" && pred != "":
+		return "user." + pred
+	}
+	return subj
+}
+
+// reason words why a group of class c left the hot tier under p.
+func (p *Policy) reason(c Class, items []memory.Memory) string {
+	hot := map[Class]time.Duration{ClassEpisodic: p.o.EpisodicHotFor, ClassPerceptual: p.o.PerceptualHotFor,
+		ClassSemantic: p.o.RetiredFactHotFor}[c]
+	if p.o.OlderThan > 0 {
+		hot = p.o.OlderThan
+	}
+	age := fmtAge(hot)
+	if c == ClassSemantic {
+		st := uniform(items, func(m *memory.Memory) string { return m.Metadata[memory.MetaFactStatus] })
+		if st == "" {
+			st = "superseded or retracted"
+		}
+		return fmt.Sprintf("%s facts recorded more than %s ago", st, age)
+	}
+	return fmt.Sprintf("%s memories older than %s", c, age)
+}
+
+func fmtAge(d time.Duration) string {
+	if d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	return d.String()
 }
 
 // Select returns the memories of ms that leave the hot tier at now, grouped: one group per partition and
@@ -99,8 +152,8 @@ func (p *Policy) split(k groupKey, items []memory.Memory) []Group {
 	var out []Group
 	for part := 0; len(items) > 0; part++ {
 		n := min(len(items), p.o.MaxItems)
-		out = append(out, Group{UserID: k.user, Class: k.class, Type: k.typ, Signal: k.signal, Scope: k.scope,
-			Month: k.month, Part: part, Items: items[:n:n]})
+		out = append(out, Group{UserID: k.user, Class: k.class, Type: k.typ, Signal: k.signal, Concept: k.concept,
+			Scope: k.scope, Month: k.month, Part: part, Items: items[:n:n], Reason: p.reason(k.class, items[:n:n])})
 		items = items[n:]
 	}
 	return out

@@ -203,3 +203,36 @@ func TestSelectAccessPins(t *testing.T) {
 		t.Fatalf("%d tiered, want 9", n)
 	}
 }
+
+// Retired facts leave the hot tier by concept, across months: each group is the retired subgraph of one
+// concept, and says why it left.
+func TestSelectGroupsRetiredFactsByConcept(t *testing.T) {
+	fact := func(id, subj, pred, status string, age time.Duration) memory.Memory {
+		return mem(id, memory.Semantic, age, map[string]string{memory.MetaFactStatus: status, "subject": subj, "predicate": pred})
+	}
+	ms := []memory.Memory{
+		fact("f1", "user", "lives_in", "superseded", 400*day),
+		fact("f2", "user", "lives_in", "superseded", 40*day), // another month, same concept
+		fact("f3", "Tom", "is_a", "retracted", 100*day),
+		fact("f4", "user", "likes", "superseded", 100*day),
+		fact("f5", "user", "likes", "current", 100*day), // current facts stay
+		mem("f6", memory.Semantic, 100*day, map[string]string{memory.MetaFactStatus: "retracted"}), // no fact: by month
+	}
+	var got []string
+	for _, g := range policy(t, tiering.Options{}).Select(ms, nil, now) {
+		s := g.Concept + ":"
+		for _, it := range g.Items {
+			s += it.ID
+		}
+		got = append(got, s+" ("+g.Reason+")")
+	}
+	want := []string{
+		":f6 (retracted facts recorded more than 30d ago)",
+		"tom:f3 (retracted facts recorded more than 30d ago)",
+		"user.likes:f4 (superseded facts recorded more than 30d ago)",
+		"user.lives_in:f1f2 (superseded facts recorded more than 30d ago)",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("groups:\n got %q\nwant %q", got, want)
+	}
+}
