@@ -215,7 +215,7 @@ func TestSelectGroupsRetiredFactsByConcept(t *testing.T) {
 		fact("f2", "user", "lives_in", "superseded", 40*day), // another month, same concept
 		fact("f3", "Tom", "is_a", "retracted", 100*day),
 		fact("f4", "user", "likes", "superseded", 100*day),
-		fact("f5", "user", "likes", "current", 100*day), // current facts stay
+		fact("f5", "user", "likes", "current", 100*day),                                            // current facts stay
 		mem("f6", memory.Semantic, 100*day, map[string]string{memory.MetaFactStatus: "retracted"}), // no fact: by month
 	}
 	var got []string
