@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -184,6 +185,8 @@ type replicaReport struct {
 	Replicas []struct {
 		Shard   uint32 `json:"shard"`
 		Applied uint64 `json:"applied"`
+		State   string `json:"state"`
+		Halted  bool   `json:"halted"`
 	} `json:"replicas"`
 }
 
@@ -242,32 +245,39 @@ func appliedConverge(placed [][]string, addr map[string]string, d time.Duration)
 	deadline := time.Now().Add(d)
 	for {
 		applied := map[string]map[uint32]uint64{} // node -> shard -> applied
+		var problems []string
 		for id, a := range addr {
 			var rep replicaReport
-			if getJSON(hc, "http://"+a+"/internal/v1/node", &rep) == nil {
-				applied[id] = map[uint32]uint64{}
-				for _, r := range rep.Replicas {
-					applied[id][r.Shard] = r.Applied
+			if err := getJSON(hc, "http://"+a+"/internal/v1/node", &rep); err != nil {
+				problems = append(problems, fmt.Sprintf("%s did not report its replicas: %v", id, err))
+				continue
+			}
+			applied[id] = map[uint32]uint64{}
+			for _, r := range rep.Replicas {
+				applied[id][r.Shard] = r.Applied
+				if r.State != "Follower" && r.State != "Leader" || r.Halted {
+					problems = append(problems, fmt.Sprintf("%s's replica of shard %d is %s (halted %v)", id, r.Shard, r.State, r.Halted))
 				}
 			}
 		}
-		bad := ""
 		for s, reps := range placed {
 			var idx []uint64
 			for _, id := range reps {
 				a, ok := applied[id][uint32(s)]
-				if !ok {
-					bad = fmt.Sprintf("shard %d: %s reports no replica", s, id)
+				if _, answered := applied[id]; answered && !ok {
+					problems = append(problems, fmt.Sprintf("shard %d: %s reports no replica", s, id))
 				}
 				idx = append(idx, a)
 			}
 			if len(idx) > 0 && slices.Min(idx) != slices.Max(idx) {
-				bad = fmt.Sprintf("shard %d: replicas %v at applied indexes %v", s, reps, idx)
+				problems = append(problems, fmt.Sprintf("shard %d: replicas %v at applied indexes %v", s, reps, idx))
 			}
 		}
-		if bad == "" {
+		if len(problems) == 0 {
 			return nil
 		}
+		slices.Sort(problems)
+		bad := strings.Join(problems, "; ")
 		if time.Now().After(deadline) {
 			return fmt.Errorf("replicas did not converge within %v: %s", d, bad)
 		}
