@@ -45,8 +45,14 @@ func (n *Node) openRaft(group uint32, fsm raft.FSM, restoreOnStart bool, notify 
 	if err != nil {
 		return nil, fmt.Errorf("raft state of group %d: %w", group, err)
 	}
+	// MaxRPCsInFlight 1 turns off pipelined replication. With the default (2) a follower that answers an
+	// AppendEntries with Success=false can leave the leader's pipeline goroutines parked on each other: the
+	// follower keeps getting heartbeats but never another entry, and raft's Shutdown waits forever for the
+	// stuck replicator. Chaos seeds 9004 and 9018 met a replica whose drop never finished while its old leader
+	// goroutines kept heartbeating, which fits this deadlock as grafana/pyroscope#5518 traces it.
+	// raft's own measurements (hashicorp/raft#541) show pipelining buys little with batching.
 	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream: n.mux.layer(group), MaxPool: 4, Timeout: 10 * time.Second, Logger: hl,
+		Stream: n.mux.layer(group), MaxPool: 4, Timeout: 10 * time.Second, Logger: hl, MaxRPCsInFlight: 1,
 	})
 	c := raft.DefaultConfig()
 	c.LocalID = raft.ServerID(n.cfg.NodeID)

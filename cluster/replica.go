@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/pprof"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -156,7 +158,7 @@ func (r *Replica) Shutdown() error {
 		close(r.stop)
 		// An apply blocked on a failing disk must give up first: raft's Shutdown waits for the apply loop.
 		r.FSM.Stop()
-		err = r.raft.Shutdown().Error()
+		err = r.shutdownRaft()
 		r.trans.Close()
 		r.wg.Wait()
 		if r.Index != nil {
@@ -166,6 +168,31 @@ func (r *Replica) Shutdown() error {
 		}
 	})
 	return err
+}
+
+// shutdownRaft stops raft. Its Shutdown waits for every replication goroutine, and one blocked in an RPC to an
+// unresponsive peer would hold it for good: after a grace period the transport's connections are closed,
+// which fails such RPCs, and a goroutine dump is logged if even that does not end it.
+func (r *Replica) shutdownRaft() error {
+	f := r.raft.Shutdown()
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(5 * time.Second):
+	}
+	r.log.Warn("raft shutdown is slow: closing the group's connections")
+	r.trans.CloseStreams()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(30 * time.Second):
+	}
+	var dump strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&dump, 1)
+	r.log.Error("raft shutdown still blocked after 35s", "goroutines", dump.String())
+	return <-done
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
