@@ -289,8 +289,9 @@ type TierRunResponse struct {
 	UserID   string   `json:"user_id"`
 	Moved    int      `json:"moved"`    // hot memories now cold
 	Segments []string `json:"segments"` // keys of the segments written
-	// Cluster-wide runs (no user_id): users examined; shards not finished before the deadline (what they
-	// did finish is committed: run again to go on).
+	// Partial: the run stopped before its deadline with more to move; what it moved is committed, and a
+	// next run goes on. Cluster-wide runs (no user_id) also give the users examined and the shards that did
+	// not finish.
 	Users         int            `json:"users,omitempty"`
 	Partial       bool           `json:"partial,omitempty"`
 	MissingShards []ShardFailure `json:"missing_shards,omitempty"`

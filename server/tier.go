@@ -21,6 +21,10 @@ import (
 // else (so they survive the loss of any node), carried by snapshots, removed by forget. The object-store
 // backends of package tiering are the option for deployments that want cold bytes off the nodes.
 
+// tierMargin is the part of a request's deadline a tier run leaves unused, so that it can answer with what it
+// did instead of timing out halfway through a transaction.
+const tierMargin = 5 * time.Second
+
 // maxGroupsPerTxn bounds one tiering transaction (each segment is ~50-150 KB per 500 items).
 const maxGroupsPerTxn = 16
 
@@ -54,7 +58,7 @@ func (s *Server) handleTierRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res := apiv1.TierRunResponse{UserID: req.UserID}
-	res.Moved, res.Segments, err = s.tierUser(r.Context(), req.UserID, pol)
+	res.Moved, res.Segments, res.Partial, err = s.tierUser(r.Context(), req.UserID, pol)
 	if err != nil {
 		s.failTxn(w, r, err)
 		return
@@ -63,10 +67,15 @@ func (s *Server) handleTierRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
-// tierUser tiers what the policy selects of one user's hot memories, one bounded transaction at a time.
-func (s *Server) tierUser(ctx context.Context, user string, pol *tiering.Policy) (moved int, segments []string, err error) {
+// tierUser tiers what the policy selects of one user's hot memories, one bounded transaction at a time. It
+// starts no transaction within tierMargin of ctx's deadline and then reports partial: what it moved is
+// committed, and a next run goes on from there.
+func (s *Server) tierUser(ctx context.Context, user string, pol *tiering.Policy) (moved int, segments []string, partial bool, err error) {
 	segments = []string{}
 	for {
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < tierMargin {
+			return moved, segments, true, nil
+		}
 		var n int
 		var keys []string
 		err := s.transactCtx(ctx, user, func(ctx context.Context, shard uint32, t *userTxn) error {
@@ -75,11 +84,11 @@ func (s *Server) tierUser(ctx context.Context, user string, pol *tiering.Policy)
 			return err
 		})
 		if err != nil {
-			return moved, segments, err
+			return moved, segments, false, err
 		}
 		moved, segments = moved+n, append(segments, keys...)
 		if len(keys) < maxGroupsPerTxn {
-			return moved, segments, nil
+			return moved, segments, false, nil
 		}
 	}
 }
@@ -389,7 +398,7 @@ func (s *Server) compactOnce(ctx context.Context, c Sweeper, pol *tiering.Policy
 			continue
 		}
 		for _, u := range users {
-			n, _, err := s.tierUser(ctx, u, pol)
+			n, _, _, err := s.tierUser(ctx, u, pol)
 			moved += n
 			if err != nil {
 				s.log.Warn("compactor: tier user", "user_id", u, "err", err)

@@ -3,6 +3,7 @@ package server
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"sync"
@@ -50,7 +51,7 @@ func (s *Server) tierRunAll(w http.ResponseWriter, r *http.Request, pol *tiering
 	res := apiv1.TierRunResponse{Segments: []string{}}
 	failed, err := s.eachShard(r.Context(), func(ctx context.Context, _ uint32, users []string) error {
 		for _, u := range users {
-			moved, keys, err := s.tierUser(ctx, u, pol)
+			moved, keys, partial, err := s.tierUser(ctx, u, pol)
 			mu.Lock()
 			res.Users++
 			res.Moved += moved
@@ -58,6 +59,9 @@ func (s *Server) tierRunAll(w http.ResponseWriter, r *http.Request, pol *tiering
 			mu.Unlock()
 			if err != nil {
 				return err
+			}
+			if partial {
+				return fmt.Errorf("out of time at user %q: run again to go on", u)
 			}
 		}
 		return nil

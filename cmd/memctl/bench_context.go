@@ -242,8 +242,8 @@ func (o *benchContextOptions) compaction(ctx context.Context, pool *benchPool, r
 	return r, nil
 }
 
-// tierUntilDone runs tier run until nothing moves: one call may stop at the request deadline with its work
-// committed, so the next call goes on.
+// tierUntilDone runs tier run until nothing is left to move: a call stops short of the request deadline with
+// its work committed and says partial, and the next call goes on.
 func tierUntilDone(ctx context.Context, c *client.Client, user, olderThan string) (benchCompactor, error) {
 	var out benchCompactor
 	fails := 0
@@ -257,7 +257,7 @@ func tierUntilDone(ctx context.Context, c *client.Client, user, olderThan string
 		}
 		out.Moved += res.Moved
 		out.Segments += len(res.Segments)
-		if res.Moved == 0 {
+		if res.Moved == 0 && !res.Partial {
 			return out, nil
 		}
 	}

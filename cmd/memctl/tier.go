@@ -81,6 +81,9 @@ did finish is kept: run again to go on.`,
 				return printJSON(cmd.OutOrStdout(), res)
 			}
 			warnMissing(cmd.ErrOrStderr(), res.MissingShards)
+			if res.Partial && len(res.MissingShards) == 0 {
+				fmt.Fprintln(cmd.ErrOrStderr(), "partial: stopped before the request deadline with more to move; run again to go on")
+			}
 			who := user
 			if who == "" {
 				who = fmt.Sprintf("%d users", res.Users)
