@@ -45,6 +45,7 @@ type benchContextOptions struct {
 	size, loadClients      int
 	budget                 int
 	user                   string
+	skipLoad               bool
 }
 
 // benchContextReport is the output of bench context.
@@ -139,6 +140,7 @@ func (o *benchContextOptions) addFlags(f *pflag.FlagSet) {
 	f.IntVar(&o.loadClients, "load-clients", 16, "concurrent batch puts while loading")
 	f.IntVar(&o.budget, "budget", 0, "context token budget (server default when 0)")
 	f.StringVar(&o.user, "user", "", "the user to load and ask (default bench-context-<run id>)")
+	f.BoolVar(&o.skipLoad, "skip-load", false, "ask --user, loaded by an earlier run, without loading (and without the compactor phase)")
 }
 
 func (o *benchContextOptions) validate(g *globals) ([]string, error) {
@@ -156,6 +158,8 @@ func (o *benchContextOptions) validate(g *globals) ([]string, error) {
 		return nil, fmt.Errorf("--load-clients %d: must be between 1 and %d", o.loadClients, benchMaxClients)
 	case o.budget != 0 && (o.budget < 20 || o.budget > 100000):
 		return nil, fmt.Errorf("--budget %d: must be between 20 and 100000", o.budget)
+	case o.skipLoad && o.user == "":
+		return nil, errors.New("--skip-load needs --user: the user an earlier run loaded")
 	}
 	return addrs, nil
 }
@@ -166,6 +170,11 @@ func (o *benchContextOptions) run(ctx context.Context, pool *benchPool, addrs []
 	}
 	r := benchContextReport{Op: "context", Addrs: addrs, User: o.user, Clients: o.clients, Budget: o.budget}
 	c, _ := pool.forWorker(0)
+	if o.skipLoad {
+		r.ArchiveEntries = archiveEntries(ctx, c, o.user)
+		r.Phases = append(r.Phases, o.measure(ctx, pool, "mixed", 0.5, progress))
+		return r, nil
+	}
 	start := time.Now()
 	now := time.Now().UTC()
 	for done := 0; done < o.archived; done += benchColdChunk {
@@ -192,11 +201,7 @@ func (o *benchContextOptions) run(ctx context.Context, pool *benchPool, addrs []
 		return r, err
 	}
 	r.LoadS = roundTo(time.Since(start).Seconds(), 1)
-	if st, err := c.TierStatus(ctx, o.user); err == nil {
-		for _, t := range st.Types {
-			r.ArchiveEntries += t.Archive
-		}
-	}
+	r.ArchiveEntries = archiveEntries(ctx, c, o.user)
 	fmt.Fprintf(progress, "bench context: loaded %d hot and %d archived (%d archive entries) in %.0fs\n",
 		r.Hot, r.Archived, r.ArchiveEntries, r.LoadS)
 	r.Phases = append(r.Phases, o.measure(ctx, pool, "mixed", 0.5, progress))
@@ -353,6 +358,17 @@ func (o *benchContextOptions) measureUntil(ctx context.Context, pool *benchPool,
 	}
 	return benchContextPhase{Name: name, DurationS: roundTo(d.Seconds(), 2), Errors: res.total.errors(),
 		HotOnly: outcome(hot), Escalated: outcome(esc), ColdEvident: cold.Load()}
+}
+
+// archiveEntries counts user's archive entries (0 if the status cannot be read: the figure is informative).
+func archiveEntries(ctx context.Context, c *client.Client, user string) int {
+	n := 0
+	if st, err := c.TierStatus(ctx, user); err == nil {
+		for _, t := range st.Types {
+			n += t.Archive
+		}
+	}
+	return n
 }
 
 func hasCold(res apiv1.ContextResponse) bool {
