@@ -13,6 +13,8 @@ import (
 	"os"
 	"path"
 	"strings"
+
+	"github.com/memcluster/memcluster/retrieval"
 )
 
 // Role is what a token may do. Each role includes the ones below it.
@@ -109,15 +111,7 @@ func (a *Auth) identify(r *http.Request) (principal, bool) {
 
 // allows reports whether p may act on user (empty user: no tenant data involved).
 func (p principal) allows(user string) bool {
-	if user == "" || p.role == RoleAdmin || len(p.users) == 0 {
-		return true
-	}
-	for _, pat := range p.users {
-		if ok, _ := path.Match(pat, user); ok {
-			return true
-		}
-	}
-	return false
+	return user == "" || retrieval.UsersMatch(p.userPatterns(), user)
 }
 
 type principalKey struct{}

@@ -14,11 +14,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, &req) {
 		return
 	}
-	q, err := s.buildQuery(req)
-	if err == nil && q.AllUsers {
-		q.UserPatterns = principalOf(r.Context()).userPatterns()
-		err = q.Validate()
-	}
+	q, err := s.buildQuery(req, principalOf(r.Context()).userPatterns())
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -62,10 +58,13 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// buildQuery applies the reference defaults to a request and validates it.
-func (s *Server) buildQuery(req apiv1.SearchRequest) (retrieval.Query, error) {
+// buildQuery applies the reference defaults to a request and validates it. A query across users (no user_id)
+// is limited to the caller's user patterns (nil: every user).
+func (s *Server) buildQuery(req apiv1.SearchRequest, patterns []string) (retrieval.Query, error) {
 	q := retrieval.NewQuery(req.UserID, req.Query)
-	q.AllUsers = req.UserID == ""
+	if q.AllUsers = req.UserID == ""; q.AllUsers {
+		q.UserPatterns = patterns
+	}
 	q.AgentID, q.RunID, q.Tags, q.Now = req.AgentID, req.RunID, req.Tags, s.opts.Now().UTC()
 	q.Mode = req.Mode
 	group, err := isGroup(req.SessionType)
