@@ -54,7 +54,7 @@ func (n *Node) tryBootstrap() {
 	placement := InitialPlacement(ids, n.cfg.Shards, n.cfg.Replicas)
 	for s, reps := range placement {
 		if slices.Contains(reps, n.cfg.NodeID) {
-			if _, err := n.startReplica(uint32(s), reps, addrs); err != nil {
+			if err := n.bootstrapShard(uint32(s), reps, addrs); err != nil {
 				n.log.Error("bootstrap shard", "shard", s, "err", err)
 				return
 			}
@@ -63,6 +63,22 @@ func (n *Node) tryBootstrap() {
 	n.bootInit = &metaCommand{V: metaCommandVersion, Op: "init", Nodes: nodes,
 		Shards: n.cfg.Shards, Replicas: n.cfg.Replicas, Placement: placement}
 	n.log.Info("cluster formed", "nodes", ids, "shards", n.cfg.Shards, "replicas", n.cfg.Replicas)
+}
+
+// bootstrapShard starts a replica of a forming cluster with its first voters, retrying a transient failure at
+// once: if the meta group forms meanwhile, this node stops bootstrapping, and a replica started later without
+// its voters waits for a leader to add it — which never comes when every voter of the group missed its
+// bootstrap (a shard with one replica).
+func (n *Node) bootstrapShard(shard uint32, voters []string, addrs map[string]string) error {
+	var err error
+	for attempt := range 5 {
+		if _, err = n.startReplica(shard, voters, addrs); err == nil {
+			return nil
+		}
+		n.log.Warn("bootstrap shard: retrying", "shard", shard, "attempt", attempt+1, "err", err)
+		time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+	}
+	return err
 }
 
 // reconcileLocal starts replicas placed here and drops those placed elsewhere once they are out of the group.

@@ -27,8 +27,18 @@ func TestFanoutNamesShardsThatMissTheirDeadline(t *testing.T) {
 	for _, p := range procs {
 		p.start("--bootstrap-expect", "3", "--join", procs[0].gossip, "--shards", "6", "--replicas", "1")
 	}
+	var status string
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("last status: %s", status)
+			for _, p := range procs {
+				p.dumpLog()
+			}
+		}
+	})
 	waitFor(t, 60*time.Second, "a healthy cluster", func() bool {
 		code, body := do(t, procs[0].http, "", apiCall{"GET", "/v1/cluster/status", ""})
+		status = body
 		return code == 200 && strings.Contains(body, `"healthy":true`)
 	})
 	for i := range 12 {

@@ -48,10 +48,16 @@ func Open(dir string, opts Options) (*Index, error) {
 		return nil, fmt.Errorf("%w: empty dir", ErrInvalid)
 	}
 	if _, err := os.Stat(filepath.Join(dir, metaFile)); errors.Is(err, os.ErrNotExist) {
-		if err := createAtomically(dir, m, opts); err != nil {
-			return nil, err
+		b, err := bleve.NewUsing(dir, m, scorch.Name, scorch.Name, storeConfig(opts))
+		if err != nil {
+			return nil, fmt.Errorf("fulltext: create %s: %w", dir, err)
 		}
+		return create(b, opts)
 	}
+	// bleve writes a new index's metadata file first and its mapping later, asynchronously: a process killed
+	// in between (seen in chaos runs) leaves an index that cannot be opened. It is reported as ErrDamaged, and
+	// the owner rebuilds it. (Creating aside and renaming into place does not help: scorch persists the
+	// mapping after Close returns, so a renamed fresh index can lack it.)
 	b, err := bleve.OpenUsing(dir, storeConfig(opts))
 	if err != nil {
 		return nil, fmt.Errorf("%w: open %s: %v", ErrDamaged, dir, err)
@@ -61,41 +67,6 @@ func Open(dir string, opts Options) (*Index, error) {
 		return nil, err
 	}
 	return &Index{b: b, opts: opts}, nil
-}
-
-// createAtomically builds a new empty index beside dir and renames it into place: bleve writes its metadata
-// in several steps, and a process killed between them (seen in chaos runs) left an index that could never
-// be opened again.
-func createAtomically(dir string, m mapping.IndexMapping, opts Options) error {
-	tmp := dir + ".creating"
-	if err := os.RemoveAll(tmp); err != nil {
-		return fmt.Errorf("fulltext: create %s: %w", dir, err)
-	}
-	b, err := bleve.NewUsing(tmp, m, scorch.Name, scorch.Name, storeConfig(opts))
-	if err != nil {
-		return fmt.Errorf("fulltext: create %s: %w", dir, err)
-	}
-	ix, err := create(b, opts) // stamps the version marker
-	if err == nil {
-		err = ix.Close()
-	}
-	if err == nil {
-		_ = os.RemoveAll(dir) // an empty or partial directory without metadata
-		err = os.Rename(tmp, dir)
-	}
-	if err != nil {
-		return fmt.Errorf("fulltext: create %s: %w", dir, err)
-	}
-	return syncDir(filepath.Dir(dir))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // storeConfig is the scorch runtime config. It is given on every open because bleve's OpenUsing
