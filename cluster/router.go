@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/memcluster/memcluster/internal/tenant"
 	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/retrieval"
 	"github.com/memcluster/memcluster/storage"
@@ -187,6 +188,8 @@ func mapOutcome(err error) error {
 		return fmt.Errorf("%w: %s", memory.ErrNotFound, re.Message)
 	case "invalid":
 		return fmt.Errorf("%w: %s", memory.ErrInvalid, re.Message)
+	case "forbidden":
+		return fmt.Errorf("%w: %s", tenant.ErrForbidden, re.Message)
 	}
 	return err
 }

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/memcluster/memcluster/internal/tenant"
 	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/retrieval"
 	"github.com/memcluster/memcluster/storage"
@@ -69,7 +70,7 @@ func (n *Node) InternalHandler() http.Handler {
 	mux.HandleFunc("GET /internal/v1/node", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, n.Report())
 	})
-	return mux
+	return withIdentity(mux)
 }
 
 // traced continues the caller's trace (W3C trace context in the headers) in a server span on this node.
@@ -131,6 +132,9 @@ func (n *Node) handlePropose(w http.ResponseWriter, r *http.Request) {
 }
 
 func (n *Node) proposeLocal(ctx context.Context, rep *Replica, cmd []byte) (storage.ApplyResult, error) {
+	if err := checkCommand(ctx, cmd); err != nil {
+		return storage.ApplyResult{}, err
+	}
 	if !rep.IsLeader() {
 		return storage.ApplyResult{}, ErrNotLeader
 	}
@@ -160,6 +164,9 @@ func (n *Node) handleSearch(w http.ResponseWriter, r *http.Request) {
 }
 
 func (n *Node) searchLocal(ctx context.Context, rep *Replica, q retrieval.Query, stale bool) ([]retrieval.Result, error) {
+	if err := checkQuery(ctx, q); err != nil {
+		return nil, err
+	}
 	if !stale {
 		if err := rep.ReadBarrier(ctx); err != nil {
 			return nil, err
@@ -192,6 +199,9 @@ func (n *Node) handleGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (n *Node) getLocal(ctx context.Context, rep *Replica, user, id string, stale bool) (memory.Memory, error) {
+	if err := checkUsers(ctx, user); err != nil {
+		return memory.Memory{}, err
+	}
 	if !stale {
 		if err := rep.ReadBarrier(ctx); err != nil {
 			return memory.Memory{}, err
@@ -206,8 +216,10 @@ func toRPCError(err error, rep *Replica) *rpcError {
 		return &rpcError{Code: "not_leader", Message: err.Error(), Leader: rep.Leader()}
 	case errors.Is(err, memory.ErrNotFound):
 		return &rpcError{Code: "not_found", Message: err.Error()}
-	case errors.Is(err, memory.ErrInvalid):
+	case errors.Is(err, memory.ErrInvalid), errors.Is(err, storage.ErrUnknownCommand):
 		return &rpcError{Code: "invalid", Message: err.Error()}
+	case errors.Is(err, tenant.ErrForbidden):
+		return &rpcError{Code: "forbidden", Message: err.Error()}
 	}
 	return &rpcError{Code: "internal", Message: err.Error()}
 }
@@ -221,6 +233,8 @@ func writeRPCError(w http.ResponseWriter, e *rpcError) {
 		status = http.StatusNotFound
 	case "invalid":
 		status = http.StatusBadRequest
+	case "forbidden":
+		status = http.StatusForbidden
 	}
 	writeJSON(w, status, e)
 }
@@ -250,6 +264,9 @@ func (n *Node) call(ctx context.Context, method, addr, path string, q url.Values
 	}
 	if n.cfg.ClusterToken != "" {
 		req.Header.Set("Authorization", "Bearer "+n.cfg.ClusterToken)
+	}
+	if id, ok := tenant.From(ctx); ok {
+		req.Header.Set(tenant.Header, id.Encode())
 	}
 	traceContext.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := n.http.Do(req)

@@ -16,11 +16,8 @@ import (
 func (n *Node) ReadSide(ctx context.Context, shard uint32, space byte, user, prefix string, limit int, stale bool) (storage.SideRead, error) {
 	var out storage.SideRead
 	err := n.onShard(ctx, shard, "side", stale, func(ctx context.Context, r *Replica) error {
-		if err := barrier(ctx, r, stale); err != nil {
-			return err
-		}
 		var err error
-		out, err = n.db.ReadSide(r.Shard, space, user, prefix, limit)
+		out, err = n.readSideLocal(ctx, r, space, user, prefix, limit, stale)
 		return err
 	}, func(ctx context.Context, addr string) error {
 		return n.call(ctx, http.MethodGet, addr, fmt.Sprintf("%sshards/%d/side", internalPrefix, shard),
@@ -35,11 +32,8 @@ func (n *Node) ReadSide(ctx context.Context, shard uint32, space byte, user, pre
 func (n *Node) Recent(ctx context.Context, shard uint32, user string, types []memory.Type, limit int, stale bool) ([]memory.Memory, error) {
 	var out []memory.Memory
 	err := n.onShard(ctx, shard, "recent", stale, func(ctx context.Context, r *Replica) error {
-		if err := barrier(ctx, r, stale); err != nil {
-			return err
-		}
 		var err error
-		out, err = n.db.Recent(r.Shard, user, types, limit)
+		out, err = n.recentLocal(ctx, r, user, types, limit, stale)
 		return err
 	}, func(ctx context.Context, addr string) error {
 		q := url.Values{"user": {user}, "limit": {strconv.Itoa(limit)}, "stale": {strconv.FormatBool(stale)}}
@@ -49,6 +43,26 @@ func (n *Node) Recent(ctx context.Context, shard uint32, user string, types []me
 		return n.call(ctx, http.MethodGet, addr, fmt.Sprintf("%sshards/%d/recent", internalPrefix, shard), q, "", nil, &out)
 	})
 	return out, err
+}
+
+func (n *Node) readSideLocal(ctx context.Context, r *Replica, space byte, user, prefix string, limit int, stale bool) (storage.SideRead, error) {
+	if err := checkUsers(ctx, user); err != nil {
+		return storage.SideRead{}, err
+	}
+	if err := barrier(ctx, r, stale); err != nil {
+		return storage.SideRead{}, err
+	}
+	return n.db.ReadSide(r.Shard, space, user, prefix, limit)
+}
+
+func (n *Node) recentLocal(ctx context.Context, r *Replica, user string, types []memory.Type, limit int, stale bool) ([]memory.Memory, error) {
+	if err := checkUsers(ctx, user); err != nil {
+		return nil, err
+	}
+	if err := barrier(ctx, r, stale); err != nil {
+		return nil, err
+	}
+	return n.db.Recent(r.Shard, user, types, limit)
 }
 
 func barrier(ctx context.Context, r *Replica, stale bool) error {
@@ -70,11 +84,7 @@ func (n *Node) handleReadSide(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, &rpcError{Code: "invalid", Message: "bad space"})
 		return
 	}
-	if err := barrier(r.Context(), rep, stale); err != nil {
-		writeRPCError(w, toRPCError(err, rep))
-		return
-	}
-	out, err := n.db.ReadSide(rep.Shard, space[0], q.Get("user"), q.Get("prefix"), limit)
+	out, err := n.readSideLocal(r.Context(), rep, space[0], q.Get("user"), q.Get("prefix"), limit, stale)
 	if err != nil {
 		writeRPCError(w, toRPCError(err, rep))
 		return
@@ -92,11 +102,7 @@ func (n *Node) handleRecent(w http.ResponseWriter, r *http.Request) {
 	for _, t := range q["type"] {
 		types = append(types, memory.Type(t))
 	}
-	if err := barrier(r.Context(), rep, q.Get("stale") == "true"); err != nil {
-		writeRPCError(w, toRPCError(err, rep))
-		return
-	}
-	out, err := n.db.Recent(rep.Shard, q.Get("user"), types, atoiOr(q.Get("limit"), 0))
+	out, err := n.recentLocal(r.Context(), rep, q.Get("user"), types, atoiOr(q.Get("limit"), 0), q.Get("stale") == "true")
 	if err != nil {
 		writeRPCError(w, toRPCError(err, rep))
 		return
@@ -139,6 +145,9 @@ func (n *Node) ShardUsers(ctx context.Context, shard uint32, stale bool) ([]stri
 }
 
 func (n *Node) localUsers(ctx context.Context, r *Replica, stale bool) ([]string, error) {
+	if err := checkEveryUser(ctx); err != nil {
+		return nil, err
+	}
 	if err := barrier(ctx, r, stale); err != nil {
 		return nil, err
 	}

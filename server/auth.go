@@ -8,13 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path"
 	"strings"
 
-	"github.com/memcluster/memcluster/retrieval"
+	"github.com/memcluster/memcluster/internal/tenant"
 )
 
 // Role is what a token may do. Each role includes the ones below it.
@@ -109,9 +108,9 @@ func (a *Auth) identify(r *http.Request) (principal, bool) {
 	return p, ok
 }
 
-// allows reports whether p may act on user (empty user: no tenant data involved).
-func (p principal) allows(user string) bool {
-	return user == "" || retrieval.UsersMatch(p.userPatterns(), user)
+// identity is what p may touch, as checked on decoded requests here and again by the shard that executes them.
+func (p principal) identity() tenant.Identity {
+	return tenant.Identity{Name: p.name, All: p.allowsAll(), Users: p.userPatterns()}
 }
 
 type principalKey struct{}
@@ -154,9 +153,9 @@ func (a *Auth) internal(next http.Handler) http.Handler {
 	})
 }
 
-// authorize checks the caller's token against the operation's role and every user_id the request names
-// (path, query or body — the body is read, bounded, and put back for the handler). It answers 401/403 itself.
-func (s *Server) authorize(w http.ResponseWriter, r *http.Request, need Role, op string) (principal, bool) {
+// authenticate identifies the caller's token and checks it against the operation's role, answering 401/403
+// itself. Which users the request touches is decided later, on the decoded request (route.go).
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, need Role, op string) (principal, bool) {
 	a := s.opts.Auth
 	if a == nil {
 		return principal{name: "anonymous", role: RoleAdmin}, true
@@ -171,61 +170,12 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, need Role, op
 		writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("%s needs a %s token", op, roleName(need)), "")
 		return p, false
 	}
-	users, err := requestUsers(r)
-	if err != nil {
-		return p, true // the handler reports the malformed request
-	}
-	for _, u := range users {
-		if !p.allows(u) {
-			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("token may not access user %q", u), "user_id")
-			return p, false
-		}
-	}
 	return p, true
-}
-
-// requestUsers lists the user ids a request names, wherever they are.
-func requestUsers(r *http.Request) ([]string, error) {
-	var users []string
-	if u := r.PathValue("user_id"); u != "" {
-		users = append(users, u)
-	}
-	if u := r.URL.Query().Get("user_id"); u != "" {
-		users = append(users, u)
-	}
-	if r.Body == nil || r.Method == http.MethodGet || r.Method == http.MethodDelete {
-		return users, nil
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		// Hand the handler the same failure (e.g. the body limit) so it answers as it would have.
-		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
-		return users, err
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	var v struct {
-		UserID   string `json:"user_id"`
-		Memories []struct {
-			UserID string `json:"user_id"`
-		} `json:"memories"`
-	}
-	if json.Unmarshal(body, &v) != nil {
-		return users, nil
-	}
-	users = append(users, v.UserID)
-	for _, m := range v.Memories {
-		users = append(users, m.UserID)
-	}
-	return users, nil
 }
 
 func roleName(r Role) string {
 	return map[Role]string{RoleReader: "reader", RoleWriter: "writer", RoleAdmin: "admin"}[r]
 }
-
-type errReader struct{ err error }
-
-func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // requireNodeCert refuses internal calls that did not present a certificate verified against the cluster CA.
 func requireNodeCert(on bool, next http.Handler) http.Handler {

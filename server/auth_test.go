@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/sha256"
 	"errors"
 	"strings"
 	"testing"
@@ -38,12 +39,15 @@ func TestNewAuthValidates(t *testing.T) {
 
 func TestPrincipalAllows(t *testing.T) {
 	p := principal{role: RoleWriter, users: []string{"acme-*", "solo"}}
-	for user, want := range map[string]bool{"acme-1": true, "solo": true, "zeta-1": false, "acme": false, "": true} {
-		if got := p.allows(user); got != want {
+	for user, want := range map[string]bool{"acme-1": true, "solo": true, "zeta-1": false, "acme": false, "": false} {
+		if got := p.identity().Allows(user); got != want {
 			t.Errorf("allows(%q) = %v", user, got)
 		}
 	}
-	if !(principal{role: RoleAdmin, users: []string{"x"}}).allows("anyone") {
+	if !(principal{role: RoleAdmin, users: []string{"x"}}).identity().Allows("anyone") {
 		t.Error("admin is limited by patterns")
 	}
 }
+
+// byHashOf returns the principal of token (tests only).
+func (a *Auth) byHashOf(token string) principal { return a.byHash[sha256.Sum256([]byte(token))] }

@@ -33,15 +33,8 @@ type contextRun struct {
 	unread []apiv1.LeftOut
 }
 
-func (s *Server) handleContext(w http.ResponseWriter, r *http.Request) {
-	user, ok := s.pathUser(w, r)
-	if !ok {
-		return
-	}
-	var req apiv1.ContextRequest
-	if !decodeBody(w, r, &req) {
-		return
-	}
+func (s *Server) handleContext(w http.ResponseWriter, r *http.Request, c *decoded[apiv1.ContextRequest]) {
+	user, req := c.user, c.body
 	cr, err := s.newContextRun(r.Context(), user, req)
 	if err == nil {
 		err = cr.retrieve()

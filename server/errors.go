@@ -1,18 +1,22 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
-	"time"
-	"unicode/utf8"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/memcluster/memcluster/apiv1"
 	"github.com/memcluster/memcluster/cluster"
+	"github.com/memcluster/memcluster/internal/tenant"
 	"github.com/memcluster/memcluster/memory"
 )
 
@@ -40,6 +44,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusBadRequest, "invalid_argument", err.Error(), "")
 	case errors.Is(err, memory.ErrNotFound):
 		writeError(w, http.StatusNotFound, "not_found", err.Error(), "")
+	case errors.Is(err, tenant.ErrForbidden):
+		// The shard refused what the door let through: a bug at the door, held by the second line.
+		s.log.Error("shard refused a request outside its identity", "method", r.Method, "path", r.URL.Path, "err", err)
+		writeError(w, http.StatusForbidden, "forbidden", err.Error(), "user_id")
 	case errors.Is(err, cluster.ErrNoLeader), errors.Is(err, cluster.ErrStopped),
 		errors.Is(err, context.DeadlineExceeded), errors.Is(err, cluster.ErrNotLeader):
 		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error(), "")
@@ -49,9 +57,11 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
-// decodeBody reads a bounded JSON body strictly: valid UTF-8 (encoding/json would silently replace bad bytes),
-// one object, no unknown fields. Errors name the field where one is at fault.
-func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+// decodeBody reads a bounded body by the route's rule, strictly, into v — the one parse of the body there is:
+// one JSON object and nothing after it but whitespace, valid UTF-8, no unknown, duplicate or differently cased
+// member names (a parser that took the first of two user_id members, or matched "USER_ID", would see another
+// user than this one). A body of another media type is 415. Errors name the field at fault.
+func decodeBody(w http.ResponseWriter, r *http.Request, rule bodyRule, v any) bool {
 	body, err := io.ReadAll(r.Body)
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
@@ -62,64 +72,72 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 		writeError(w, http.StatusBadRequest, "invalid_argument", "read body: "+err.Error(), "")
 		return false
 	}
-	if !utf8.Valid(body) {
-		writeError(w, http.StatusBadRequest, "invalid_argument", "body is not valid UTF-8", "")
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	switch {
+	case len(trimmed) == 0 && rule == bodyRequired:
+		writeError(w, http.StatusBadRequest, "invalid_argument", "empty body: a JSON object is required", "")
+		return false
+	case len(trimmed) == 0:
+		return true
+	case rule == bodyNone:
+		writeError(w, http.StatusBadRequest, "invalid_argument", r.Method+" "+r.Pattern+" takes no body", "")
 		return false
 	}
-	d := json.NewDecoder(strings.NewReader(string(body)))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !mediaJSON(ct) {
+		writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type",
+			fmt.Sprintf("Content-Type %q: the body must be application/json", ct), "")
+		return false
+	}
+	if trimmed[0] != '{' {
+		writeError(w, http.StatusBadRequest, "invalid_argument", "body must be one JSON object", "")
+		return false
+	}
+	if err := jsonv2.Unmarshal(body, v, jsonv2.RejectUnknownMembers(true)); err != nil {
 		msg, field := describeJSONError(err)
-		if field == "" {
-			field = badTimeField(body)
-			if field != "" {
-				msg = field + ": not an RFC 3339 time (e.g. 2026-03-01T08:00:00Z)"
-			}
-		}
 		writeError(w, http.StatusBadRequest, "invalid_argument", msg, field)
-		return false
-	}
-	if d.More() {
-		writeError(w, http.StatusBadRequest, "invalid_argument", "body has data after the JSON object", "")
 		return false
 	}
 	return true
 }
 
+// describeJSONError names what is wrong with a body and, where one is at fault, the field ("memories[2].text").
 func describeJSONError(err error) (msg, field string) {
-	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
+	var se *jsonv2.SemanticError
+	var syn *jsontext.SyntacticError
 	switch {
-	case errors.As(err, &te):
-		return fmt.Sprintf("%s: must be %s, not %s", te.Field, te.Type, te.Value), te.Field
 	case errors.As(err, &se):
-		return fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, err), ""
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return "unknown field " + f, f
-	case errors.Is(err, io.EOF):
-		return "empty body: a JSON object is required", ""
+		field = pointerField(se.JSONPointer)
+		switch {
+		case se.Err != nil && strings.Contains(se.Err.Error(), "unknown object member"):
+			return "unknown field " + field, field
+		case se.GoType != nil && se.GoType.String() == "time.Time":
+			return field + ": not an RFC 3339 time (e.g. 2026-03-01T08:00:00Z)", field
+		case se.GoType != nil && se.JSONKind != 0:
+			return fmt.Sprintf("%s: must be %s, not a JSON %s", field, se.GoType, se.JSONKind), field
+		}
+		return field + ": " + strings.TrimPrefix(err.Error(), "json: "), field
+	case errors.As(err, &syn):
+		if strings.Contains(err.Error(), "duplicate object member") {
+			f := pointerField(syn.JSONPointer)
+			return "malformed JSON: " + strings.TrimPrefix(err.Error(), "jsontext: "), f
+		}
+		return fmt.Sprintf("malformed JSON at byte %d: %s", syn.ByteOffset, strings.TrimPrefix(err.Error(), "jsontext: ")), ""
 	}
-	// time.Time parse errors and the like: name the value's problem as encoding/json reports it.
 	return "invalid JSON: " + err.Error(), ""
 }
 
-// badTimeField finds the top-level field holding an unparseable time: encoding/json's time errors do not say
-// which field they came from.
-func badTimeField(body []byte) string {
-	var raw map[string]json.RawMessage
-	if json.Unmarshal(body, &raw) != nil {
-		return ""
-	}
-	for _, f := range []string{"occurred_at", "from", "to"} {
-		v, ok := raw[f]
-		if !ok || string(v) == "null" {
+// pointerField turns a JSON pointer (/memories/2/text) into a field name (memories[2].text).
+func pointerField(p jsontext.Pointer) string {
+	var b strings.Builder
+	for tok := range p.Tokens() {
+		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
+			b.WriteString("[" + tok + "]")
 			continue
 		}
-		var t time.Time
-		if json.Unmarshal(v, &t) != nil {
-			return f
+		if b.Len() > 0 {
+			b.WriteByte('.')
 		}
+		b.WriteString(tok)
 	}
-	return ""
+	return b.String()
 }

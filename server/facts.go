@@ -97,15 +97,8 @@ func apiFact(f consolidation.Fact) *apiv1.Fact {
 }
 
 // handleRemember is the explicit signal: the user (or agent) asks to remember something.
-func (s *Server) handleRemember(w http.ResponseWriter, r *http.Request) {
-	user, ok := s.pathUser(w, r)
-	if !ok {
-		return
-	}
-	var req apiv1.RememberRequest
-	if !decodeBody(w, r, &req) {
-		return
-	}
+func (s *Server) handleRemember(w http.ResponseWriter, r *http.Request, c *decoded[apiv1.RememberRequest]) {
+	user, req := c.user, c.body
 	if err := s.opts.Limits.ValidateText("text", req.Text); err != nil {
 		s.fail(w, r, err)
 		return
@@ -153,11 +146,8 @@ func rejected(rs []consolidation.Rejection) []apiv1.Rejected {
 }
 
 // handleFacts lists facts: current ones, every one with all=true, or those believed at as_of.
-func (s *Server) handleFacts(w http.ResponseWriter, r *http.Request) {
-	user, ok := s.pathUser(w, r)
-	if !ok {
-		return
-	}
+func (s *Server) handleFacts(w http.ResponseWriter, r *http.Request, c *decoded[noFields]) {
+	user := c.user
 	all, ok := boolParam(w, r, "all")
 	if !ok {
 		return
@@ -194,11 +184,8 @@ func (s *Server) handleFacts(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleHistory lists the recorded changes of a user's memories, or of one memory.
-func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
-	user, ok := s.pathUser(w, r)
-	if !ok {
-		return
-	}
+func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, c *decoded[noFields]) {
+	user := c.user
 	id := r.URL.Query().Get("memory_id")
 	if id != "" && !memory.ValidID(id) {
 		writeError(w, http.StatusBadRequest, "invalid_argument", "memory_id: not a memory id: "+strconv.Quote(id), "memory_id")
@@ -229,11 +216,8 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleGraph returns the bounded subgraph of current facts around a concept.
-func (s *Server) handleGraph(w http.ResponseWriter, r *http.Request) {
-	user, ok := s.pathUser(w, r)
-	if !ok {
-		return
-	}
+func (s *Server) handleGraph(w http.ResponseWriter, r *http.Request, c *decoded[noFields]) {
+	user := c.user
 	q := r.URL.Query()
 	concept := q.Get("concept")
 	if concept == "" {
@@ -278,14 +262,4 @@ func (s *Server) handleGraph(w http.ResponseWriter, r *http.Request) {
 	}
 	sort.SliceStable(out.Nodes, func(i, j int) bool { return out.Nodes[i].Hops < out.Nodes[j].Hops })
 	writeJSON(w, http.StatusOK, out)
-}
-
-// pathUser validates the {user_id} path segment.
-func (s *Server) pathUser(w http.ResponseWriter, r *http.Request) (string, bool) {
-	user := r.PathValue("user_id")
-	if err := s.opts.Limits.ValidateID("user_id", user, true); err != nil {
-		s.fail(w, r, err)
-		return "", false
-	}
-	return user, true
 }

@@ -26,7 +26,7 @@ func FuzzDecodeBody(f *testing.F) {
 		for _, newT := range targets {
 			w := httptest.NewRecorder()
 			r := httptest.NewRequest(http.MethodPost, "/v1/x", strings.NewReader(body))
-			if !decodeBody(w, r, newT()) && (w.Code < 400 || w.Code > 499 ||
+			if !decodeBody(w, r, bodyRequired, newT()) && (w.Code < 400 || w.Code > 499 ||
 				!strings.Contains(w.Body.String(), `"error"`)) {
 				t.Fatalf("body %q: rejected with %d %s", body, w.Code, w.Body)
 			}

@@ -12,12 +12,8 @@ import (
 	"github.com/memcluster/memcluster/storage"
 )
 
-func (s *Server) handlePut(w http.ResponseWriter, r *http.Request) {
-	var req apiv1.PutRequest
-	if !decodeBody(w, r, &req) {
-		return
-	}
-	m := s.newMemory(req, s.opts.Now().UTC())
+func (s *Server) handlePut(w http.ResponseWriter, r *http.Request, c *decoded[apiv1.PutRequest]) {
+	m := s.newMemory(c.body, s.opts.Now().UTC())
 	if err := s.opts.Limits.Validate(&m); err != nil {
 		s.fail(w, r, err)
 		return
@@ -28,11 +24,8 @@ func (s *Server) handlePut(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) handlePutBatch(w http.ResponseWriter, r *http.Request) {
-	var req apiv1.PutBatchRequest
-	if !decodeBody(w, r, &req) {
-		return
-	}
+func (s *Server) handlePutBatch(w http.ResponseWriter, r *http.Request, c *decoded[apiv1.PutBatchRequest]) {
+	req := c.body
 	if len(req.Memories) == 0 || len(req.Memories) > apiv1.MaxBatch {
 		writeError(w, http.StatusBadRequest, "invalid_argument",
 			fmt.Sprintf("memories: give 1 to %d memories", apiv1.MaxBatch), "memories")
@@ -105,8 +98,9 @@ func (s *Server) store(w http.ResponseWriter, r *http.Request, ms []memory.Memor
 	return ms, true
 }
 
-func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
-	user, id, ok := s.memoryRef(w, r)
+func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, c *decoded[noFields]) {
+	user := c.user
+	id, ok := memoryID(w, r)
 	if !ok {
 		return
 	}
@@ -136,8 +130,9 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, m)
 }
 
-func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
-	user, id, ok := s.memoryRef(w, r)
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, c *decoded[noFields]) {
+	user := c.user
+	id, ok := memoryID(w, r)
 	if !ok {
 		return
 	}
@@ -158,18 +153,14 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, apiv1.DeleteResponse{ID: id, Deleted: true})
 }
 
-// memoryRef validates the user_id query parameter and the {id} path segment.
-func (s *Server) memoryRef(w http.ResponseWriter, r *http.Request) (user, id string, ok bool) {
-	user, id = r.URL.Query().Get("user_id"), r.PathValue("id")
-	if err := s.opts.Limits.ValidateID("user_id", user, true); err != nil {
-		s.fail(w, r, err)
-		return "", "", false
-	}
+// memoryID validates the {id} path segment.
+func memoryID(w http.ResponseWriter, r *http.Request) (id string, ok bool) {
+	id = r.PathValue("id")
 	if !memory.ValidID(id) {
 		writeError(w, http.StatusBadRequest, "invalid_argument", "id: not a memory id: "+strconv.Quote(id), "id")
-		return "", "", false
+		return "", false
 	}
-	return user, id, true
+	return id, true
 }
 
 // commit returns a function that proposes an encoded command on shard and answers any failure itself (an

@@ -195,25 +195,6 @@ func (s *Server) consolidator() consolidation.Consolidator {
 	return consolidation.Consolidator{Options: s.opts.Model, NewID: s.ids.New, Extract: s.opts.Extract}
 }
 
-// routeModel mounts the memory-model endpoints.
-func (s *Server) routeModel() {
-	s.route("GET "+apiv1.PathSession, "session_get", RoleReader, s.handleSession)
-	s.route("POST "+apiv1.PathSessionMessages, "session_append", RoleWriter, s.handleAppend)
-	s.route("POST "+apiv1.PathSessionFlush, "session_flush", RoleWriter, s.handleFlush)
-	s.route("POST "+apiv1.PathSessionEnd, "session_end", RoleWriter, s.handleEnd)
-	s.route("POST "+apiv1.PathRemember, "remember", RoleWriter, s.handleRemember)
-	s.route("GET "+apiv1.PathFacts, "facts", RoleReader, s.handleFacts)
-	s.route("GET "+apiv1.PathHistory, "history", RoleReader, s.handleHistory)
-	s.route("POST "+apiv1.PathSignals, "signals", RoleWriter, s.handleSignals)
-	s.route("GET "+apiv1.PathAggregates, "aggregates", RoleReader, s.handleAggregates)
-	s.route("POST "+apiv1.PathConsolidate, "consolidate", RoleWriter, s.handleConsolidate)
-	s.route("POST "+apiv1.PathPatternCorrect, "pattern_correct", RoleWriter, s.handleCorrect)
-	s.route("GET "+apiv1.PathGraph, "graph", RoleReader, s.handleGraph)
-	s.route("POST "+apiv1.PathContext, "context", RoleReader, s.handleContext)
-	s.route("POST "+apiv1.PathTierRun, "tier_run", RoleAdmin, s.handleTierRun)
-	s.route("GET "+apiv1.PathTierStatus, "tier_status", RoleReader, s.handleTierStatus)
-}
-
 // countDecisions records a trigger and its fact decisions in the metrics.
 func (s *Server) countDecisions(trigger string, ds []apiv1.FactDecision) {
 	s.metrics.triggers.WithLabelValues(trigger).Inc()

@@ -16,11 +16,8 @@ import (
 const maxPatternEpisodes = 500
 
 // handleConsolidate runs pattern consolidation (episodic → semantic) for one user now.
-func (s *Server) handleConsolidate(w http.ResponseWriter, r *http.Request) {
-	user, ok := s.pathUser(w, r)
-	if !ok {
-		return
-	}
+func (s *Server) handleConsolidate(w http.ResponseWriter, r *http.Request, c *decoded[noFields]) {
+	user := c.user
 	var res apiv1.ConsolidateResponse
 	done := s.transact(w, r, user, func(ctx context.Context, shard uint32, t *userTxn) error {
 		facts, err := s.readFacts(ctx, shard, t)
@@ -38,15 +35,8 @@ func (s *Server) handleConsolidate(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleCorrect records a user correction of a pattern: lowered, demoted (its fact retracted) or retracted.
-func (s *Server) handleCorrect(w http.ResponseWriter, r *http.Request) {
-	user, ok := s.pathUser(w, r)
-	if !ok {
-		return
-	}
-	var req apiv1.CorrectRequest
-	if !decodeBody(w, r, &req) {
-		return
-	}
+func (s *Server) handleCorrect(w http.ResponseWriter, r *http.Request, c *decoded[apiv1.CorrectRequest]) {
+	user, req := c.user, c.body
 	var res apiv1.ConsolidateResponse
 	done := s.transact(w, r, user, func(ctx context.Context, shard uint32, t *userTxn) error {
 		prev, err := s.readPatterns(ctx, shard, t)

@@ -2,7 +2,6 @@ package server
 
 import (
 	"math"
-	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -52,12 +51,12 @@ func (t *tenantLimits) allow(tenant string, now time.Time) (bool, time.Duration)
 }
 
 // tenantOf names the tenant a request is charged to: the token's identity with authentication, else the user.
-func tenantOf(p principal, r *http.Request) string {
+func tenantOf(p principal, sc scope) string {
 	if p.name != "anonymous" && p.name != "" {
 		return "token:" + p.name
 	}
-	if users, _ := requestUsers(r); len(users) > 0 && users[0] != "" {
-		return "user:" + users[0]
+	if len(sc.users) > 0 && sc.users[0] != "" {
+		return "user:" + sc.users[0]
 	}
 	return "anonymous"
 }

@@ -9,12 +9,9 @@ import (
 	"github.com/memcluster/memcluster/retrieval"
 )
 
-func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
-	var req apiv1.SearchRequest
-	if !decodeBody(w, r, &req) {
-		return
-	}
-	q, err := s.buildQuery(req, principalOf(r.Context()).userPatterns())
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request, c *decoded[apiv1.SearchRequest]) {
+	req := c.body
+	q, err := s.buildQuery(req, c.who.userPatterns())
 	if err != nil {
 		s.fail(w, r, err)
 		return

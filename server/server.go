@@ -129,6 +129,8 @@ type Server struct {
 	mux     *http.ServeMux
 	slots   chan struct{}
 	limits  *tenantLimits
+	// endpoints is the route table, in registration order (Routes).
+	endpoints []endpoint
 }
 
 // New returns the API of one node.
@@ -137,14 +139,7 @@ func New(c Cluster, emb Embedder, opts Options) *Server {
 	s := &Server{c: c, emb: emb, ids: memory.NewIDSource(), opts: opts, log: opts.Logger,
 		metrics: newMetrics(opts.Registry), mux: http.NewServeMux(), slots: make(chan struct{}, opts.MaxInFlight),
 		limits: newTenantLimits(opts.TenantRate, opts.TenantBurst)}
-	s.route("POST "+apiv1.PathMemories, "put", RoleWriter, s.handlePut)
-	s.route("POST "+apiv1.PathMemoriesBatch, "put_batch", RoleWriter, s.handlePutBatch)
-	s.route("GET "+apiv1.PathMemory, "get", RoleReader, s.handleGet)
-	s.route("DELETE "+apiv1.PathMemory, "delete", RoleWriter, s.handleDelete)
-	s.route("POST "+apiv1.PathSearch, "search", RoleReader, s.handleSearch)
-	s.route("DELETE "+apiv1.PathUser, "forget", RoleWriter, s.handleForget)
-	s.route("GET "+apiv1.PathClusterStatus, "status", RoleReader, s.handleStatus)
-	s.routeModel()
+	s.routeV1()
 	s.mux.HandleFunc("GET "+apiv1.PathHealthz, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -152,58 +147,56 @@ func New(c Cluster, emb Embedder, opts Options) *Server {
 	s.mux.Handle("GET "+apiv1.PathMetrics, promhttp.HandlerFor(opts.Registry, promhttp.HandlerOpts{}))
 	s.mux.Handle("/internal/v1/", requireNodeCert(opts.NodeCerts, opts.Auth.internal(c.InternalHandler())))
 	if opts.Pprof {
-		s.mux.HandleFunc("/debug/pprof/", pprof.Index)
-		s.mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		s.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		// Profiles reveal internals and cost CPU: with authentication on, an admin token only.
+		s.mux.Handle("/debug/pprof/", s.adminOnly("pprof", pprof.Index))
+		s.mux.Handle("/debug/pprof/profile", s.adminOnly("pprof", pprof.Profile))
+		s.mux.Handle("/debug/pprof/trace", s.adminOnly("pprof", pprof.Trace))
 	}
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "not_found", "no route for "+r.Method+" "+r.URL.Path, "")
-	})
 	return s
 }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. A request no route takes is answered in JSON: 405 with Allow when the
+// path is known under other methods, else 404.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h, pattern := s.mux.Handler(r)
+	if pattern != "" {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	rec := &headerRecorder{header: http.Header{}}
+	h.ServeHTTP(rec, r) // the mux's own answer: 404, or 405 with the Allow header it computed
+	if rec.code == http.StatusMethodNotAllowed {
+		allow := rec.header.Get("Allow")
+		w.Header().Set("Allow", allow)
+		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed",
+			fmt.Sprintf("%s %s: method not allowed (allowed: %s)", r.Method, r.URL.Path, allow), "")
+		return
+	}
+	if rec.code != 0 && rec.code != http.StatusNotFound {
+		// A redirect (a path to clean): let the mux answer it.
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	writeError(w, http.StatusNotFound, "not_found", "no route for "+r.Method+" "+r.URL.Path, "")
+}
 
-// route wraps a /v1 handler with the body limit, timeout, authorization, trace span and metrics.
-func (s *Server) route(pattern, name string, need Role, h func(http.ResponseWriter, *http.Request)) {
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
-		defer cancel()
-		ctx, span := s.opts.Tracer.Start(ctx, "api."+name)
-		defer span.End()
-		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
-		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		defer func() { s.metrics.observe(name, sw.status, time.Since(start)) }()
-		if !s.acquire(ctx) {
-			s.metrics.shed.Inc()
-			writeError(sw, http.StatusTooManyRequests, "overloaded",
-				fmt.Sprintf("more than %d requests in flight; retry later", s.opts.MaxInFlight), "")
-			return
+// headerRecorder keeps the status and headers of an answer and drops its body.
+type headerRecorder struct {
+	header http.Header
+	code   int
+}
+
+func (h *headerRecorder) Header() http.Header         { return h.header }
+func (h *headerRecorder) Write(b []byte) (int, error) { return len(b), nil }
+func (h *headerRecorder) WriteHeader(code int)        { h.code = code }
+
+// adminOnly guards an operator endpoint outside /v1 with an admin token (open when authentication is off).
+func (s *Server) adminOnly(name string, h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p, ok := s.authenticate(w, r, RoleAdmin, name); ok {
+			s.log.Info("audit", "op", name, "principal", p.name, "path", r.URL.Path, "remote", r.RemoteAddr)
+			h(w, r)
 		}
-		defer func() { <-s.slots }()
-		p, ok := s.authorize(sw, r, need, name)
-		if !ok {
-			return
-		}
-		if ok, wait := s.limits.allow(tenantOf(p, r), time.Now()); !ok {
-			s.metrics.limited.Inc()
-			sw.Header().Set("Retry-After", retryAfter(wait))
-			writeJSON(sw, http.StatusTooManyRequests, apiv1.Error{Error: apiv1.ErrorBody{Code: "rate_limited",
-				Message: fmt.Sprintf("tenant over %g requests/s; retry in %s", s.opts.TenantRate, wait.Round(time.Millisecond))}})
-			return
-		}
-		if need == RoleWriter && !s.writable(sw) {
-			return
-		}
-		if name == "forget" || need == RoleAdmin {
-			// Audit trail of destructive and operator actions: who (role and token fingerprint, never the token),
-			// what, on whom ("" for the whole cluster).
-			users, _ := requestUsers(r)
-			s.log.Info("audit", "op", name, "principal", p.name, "users", users, "remote", r.RemoteAddr)
-		}
-		h(sw, r.WithContext(withPrincipal(ctx, p)))
 	})
 }
 
@@ -232,10 +225,6 @@ func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-}
-
-func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.c.Status(r.Context()))
 }
 
 type statusWriter struct {

@@ -36,26 +36,20 @@ func (s *Server) readSession(ctx context.Context, shard uint32, t *userTxn, run 
 	return sessionRecord{Session: consolidation.Session{ID: run}}, false, nil
 }
 
-// sessionRef validates the user and run path segments.
-func (s *Server) sessionRef(w http.ResponseWriter, r *http.Request) (user, run string, ok bool) {
-	if user, ok = s.pathUser(w, r); !ok {
-		return "", "", false
-	}
+// runRef validates the {run_id} path segment.
+func (s *Server) runRef(w http.ResponseWriter, r *http.Request) (run string, ok bool) {
 	run = r.PathValue("run_id")
 	if err := s.opts.Limits.ValidateID("run_id", run, true); err != nil {
 		s.fail(w, r, err)
-		return "", "", false
+		return "", false
 	}
-	return user, run, true
+	return run, true
 }
 
-func (s *Server) handleAppend(w http.ResponseWriter, r *http.Request) {
-	user, run, ok := s.sessionRef(w, r)
+func (s *Server) handleAppend(w http.ResponseWriter, r *http.Request, c *decoded[apiv1.AppendRequest]) {
+	user, req := c.user, c.body
+	run, ok := s.runRef(w, r)
 	if !ok {
-		return
-	}
-	var req apiv1.AppendRequest
-	if !decodeBody(w, r, &req) {
 		return
 	}
 	if err := s.validateAppend(req); err != nil {
@@ -124,8 +118,9 @@ func (s *Server) sessionState(user, run string, sess consolidation.Session) apiv
 	return st
 }
 
-func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
-	user, run, ok := s.sessionRef(w, r)
+func (s *Server) handleSession(w http.ResponseWriter, r *http.Request, c *decoded[noFields]) {
+	user := c.user
+	run, ok := s.runRef(w, r)
 	if !ok {
 		return
 	}
@@ -144,15 +139,18 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.sessionState(user, run, rec.Session))
 }
 
-func (s *Server) handleFlush(w http.ResponseWriter, r *http.Request) {
-	s.consolidateSession(w, r, "flush")
+func (s *Server) handleFlush(w http.ResponseWriter, r *http.Request, c *decoded[noFields]) {
+	s.consolidateSession(w, r, c.user, "flush")
 }
-func (s *Server) handleEnd(w http.ResponseWriter, r *http.Request) { s.consolidateSession(w, r, "end") }
+
+func (s *Server) handleEnd(w http.ResponseWriter, r *http.Request, c *decoded[noFields]) {
+	s.consolidateSession(w, r, c.user, "end")
+}
 
 // consolidateSession is flush (keep the window) or end (drop the session): what is pending becomes episodes
 // and fact decisions, committed with the session's new state in one transaction.
-func (s *Server) consolidateSession(w http.ResponseWriter, r *http.Request, trigger string) {
-	user, run, ok := s.sessionRef(w, r)
+func (s *Server) consolidateSession(w http.ResponseWriter, r *http.Request, user, trigger string) {
+	run, ok := s.runRef(w, r)
 	if !ok {
 		return
 	}

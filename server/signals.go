@@ -35,15 +35,8 @@ type storedSample struct {
 	V float64   `json:"v"`
 }
 
-func (s *Server) handleSignals(w http.ResponseWriter, r *http.Request) {
-	user, ok := s.pathUser(w, r)
-	if !ok {
-		return
-	}
-	var req apiv1.SignalsRequest
-	if !decodeBody(w, r, &req) {
-		return
-	}
+func (s *Server) handleSignals(w http.ResponseWriter, r *http.Request, c *decoded[apiv1.SignalsRequest]) {
+	user, req := c.user, c.body
 	if err := validateSignals(req); err != nil {
 		s.fail(w, r, err)
 		return
@@ -160,11 +153,8 @@ func (s *Server) readSamples(ctx context.Context, shard uint32, t *userTxn, sign
 	return out, nil
 }
 
-func (s *Server) handleAggregates(w http.ResponseWriter, r *http.Request) {
-	user, ok := s.pathUser(w, r)
-	if !ok {
-		return
-	}
+func (s *Server) handleAggregates(w http.ResponseWriter, r *http.Request, c *decoded[noFields]) {
+	user := c.user
 	signal := r.PathValue("signal")
 	if !signalName.MatchString(signal) {
 		writeError(w, http.StatusBadRequest, "invalid_argument", "signal: not a signal name: "+signal, "signal")

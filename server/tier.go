@@ -28,11 +28,8 @@ const tierMargin = 5 * time.Second
 // maxGroupsPerTxn bounds one tiering transaction (each segment is ~50-150 KB per 500 items).
 const maxGroupsPerTxn = 16
 
-func (s *Server) handleTierRun(w http.ResponseWriter, r *http.Request) {
-	var req apiv1.TierRunRequest
-	if !decodeBody(w, r, &req) {
-		return
-	}
+func (s *Server) handleTierRun(w http.ResponseWriter, r *http.Request, c *decoded[apiv1.TierRunRequest]) {
+	req := c.body
 	if req.UserID != "" {
 		if err := s.opts.Limits.ValidateID("user_id", req.UserID, true); err != nil {
 			s.fail(w, r, err)
@@ -280,18 +277,10 @@ func (s *Server) warmRestore(ctx context.Context, shard uint32, t *userTxn, entr
 }
 
 // handleTierStatus counts a user's hot memories (encoded size, embeddings included) and cold segments per type.
-func (s *Server) handleTierStatus(w http.ResponseWriter, r *http.Request) {
-	user := r.URL.Query().Get("user_id")
-	if user == "" {
-		if !principalOf(r.Context()).allowsAll() {
-			writeError(w, http.StatusForbidden, "forbidden", "a cluster-wide tier status needs an admin token or one not limited to some users", "user_id")
-			return
-		}
+func (s *Server) handleTierStatus(w http.ResponseWriter, r *http.Request, c *decoded[noFields]) {
+	user := c.user
+	if user == "" { // the scope required a principal that sees every user
 		s.tierStatusAll(w, r)
-		return
-	}
-	if err := s.opts.Limits.ValidateID("user_id", user, true); err != nil {
-		s.fail(w, r, err)
 		return
 	}
 	shard, ok := s.shard(w, r, user)

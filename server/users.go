@@ -9,12 +9,8 @@ import (
 )
 
 // handleForget removes every memory of a user as one raft entry on the user's shard: all or nothing.
-func (s *Server) handleForget(w http.ResponseWriter, r *http.Request) {
-	user := r.PathValue("user_id")
-	if err := s.opts.Limits.ValidateID("user_id", user, true); err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *Server) handleForget(w http.ResponseWriter, r *http.Request, c *decoded[noFields]) {
+	user := c.user
 	shard, ok := s.shard(w, r, user)
 	if !ok {
 		return

@@ -160,3 +160,29 @@ func strictJSON(p []byte, v any) error {
 	d.DisallowUnknownFields()
 	return d.Decode(v)
 }
+
+// Users lists the users a command touches, one entry per item that names one (repeats included), so that a
+// caller can check every one of them.
+func (c Command) Users() []string {
+	var out []string
+	switch c.Type {
+	case CmdPut:
+		for _, m := range c.Puts {
+			out = append(out, m.UserID)
+		}
+	case CmdDelete:
+		out = append(out, c.Delete.UserID)
+	case CmdDeleteUser:
+		out = append(out, c.DeleteUser.UserID)
+	case CmdSetEmbeddings:
+		for _, it := range c.SetEmbed.Items {
+			out = append(out, it.UserID)
+		}
+	case CmdUserTxn:
+		out = append(out, c.UserTxn.UserID)
+		for _, m := range c.UserTxn.Puts {
+			out = append(out, m.UserID)
+		}
+	}
+	return out
+}

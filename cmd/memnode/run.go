@@ -23,13 +23,11 @@ import (
 	"github.com/memcluster/memcluster/cluster"
 	"github.com/memcluster/memcluster/consolidation"
 	"github.com/memcluster/memcluster/embed"
-	"github.com/memcluster/memcluster/fulltext"
+	"github.com/memcluster/memcluster/internal/nodeindex"
 	"github.com/memcluster/memcluster/reembed"
-	"github.com/memcluster/memcluster/retrieval"
 	"github.com/memcluster/memcluster/server"
 	"github.com/memcluster/memcluster/storage"
 	"github.com/memcluster/memcluster/tiering"
-	"github.com/memcluster/memcluster/vector"
 )
 
 func newRootCmd() *cobra.Command {
@@ -127,7 +125,7 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 		DeadNodeTimeout: c.deadNodeTimeout, HeartbeatTimeout: c.raftHeartbeat, ElectionTimeout: c.raftElection, GossipProfile: c.gossipProfile, Logger: log, Registry: reg,
 		Tracer: tp.Tracer("memcluster/cluster"), ClusterToken: c.clusterToken,
 		TLS: nodeTLS, GossipKey: gkey,
-	}, db, indexFactory(c.dataDir, db, emb, log))
+	}, db, nodeindex.Factory(c.dataDir, db, emb, log))
 	if err != nil {
 		return err
 	}
@@ -236,29 +234,6 @@ func newEmbedder(ctx context.Context, c config) (embed.Embedder, error) {
 }
 
 // indexFactory opens a shard replica's indexes: vectors in memory, bleve under data-dir/index/shard-N.
-func indexFactory(dataDir string, db *storage.DB, emb embed.Embedder, log *slog.Logger) cluster.IndexFactory {
-	return func(shard uint32) (cluster.ShardIndex, error) {
-		dir := filepath.Join(dataDir, "index", fmt.Sprintf("shard-%d", shard))
-		ft, err := fulltext.Open(dir, fulltext.Options{NoSync: true})
-		if errors.Is(err, fulltext.ErrOutdated) || errors.Is(err, fulltext.ErrDamaged) {
-			// Derived state: rebuilt from the shard's records in Pebble.
-			log.Warn("full-text index unusable: rebuilding", "shard", shard, "err", err)
-			if err = fulltext.Destroy(dir); err == nil {
-				ft, err = fulltext.Open(dir, fulltext.Options{NoSync: true})
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
-		idx, err := retrieval.OpenShardIndex(shard, db, vector.New(emb.Dim()), ft, emb.Fingerprint(), log)
-		if err != nil {
-			ft.Close()
-			return nil, err
-		}
-		return idx, nil
-	}
-}
-
 func printDevHint(w io.Writer, c config) {
 	fmt.Fprintf(w, `
 memnode is running (dev mode, data in %s). Try:
