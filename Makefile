@@ -32,7 +32,8 @@ test: build vet
 # too). FUZZTIME=10m for a real campaign.
 FUZZTIME ?= 5s
 FUZZ_TARGETS := storage:FuzzDecodeCommand storage:FuzzDecodeMemory storage:FuzzDecodeMemoryKey storage:FuzzRestore \
-	tiering:FuzzDecodeSegment retrieval:FuzzParseTimeRange server:FuzzDecodeBody cmd/memctl:FuzzReadSamples
+	tiering:FuzzDecodeSegment retrieval:FuzzParseTimeRange server:FuzzDecodeBody server:FuzzRouteAuthorization \
+	cmd/memctl:FuzzReadSamples
 fuzz-short:
 	for pf in $(FUZZ_TARGETS); do p=$${pf%%:*}; f=$${pf#*:}; \
 		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./$$p/ || exit 1; done

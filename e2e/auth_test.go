@@ -90,7 +90,7 @@ func TestAuthTenantIsolation(t *testing.T) {
 	procs := []*proc{newProc(t, "n1"), newProc(t, "n2"), newProc(t, "n3")}
 	for _, p := range procs {
 		p.start("--bootstrap-expect", "3", "--join", procs[0].gossip, "--shards", "4",
-			"--auth-file", authFile, "--cluster-token", tokCluster)
+			"--auth-file", authFile, "--cluster-token", tokCluster, "--pprof")
 	}
 	waitFor(t, 60*time.Second, "a healthy cluster", func() bool {
 		for _, p := range procs {
@@ -180,6 +180,10 @@ func TestAuthTenantIsolation(t *testing.T) {
 	if code, _ := do(t, procs[0].http, tokAcmeWriter, mixed); code != 403 {
 		t.Errorf("mixed-tenant batch: %d, want 403", code)
 	}
+	// Bodies that two parsers read differently, through every node; forwarded identities are not widened.
+	checkMalformedBodies(t, procs)
+	checkForwardedIdentity(t, procs, 4)
+	checkPprofNeedsAdmin(t, procs[1])
 	// Admin reaches every tenant; memctl takes the token from MEMCTL_TOKEN or --token.
 	if _, errOut, code := memctl(t, procs[1].http, "--token", tokAdmin, "get", "--user", "zeta-1", ids["zeta-1"]); code != 0 {
 		t.Errorf("memctl --token admin get: %s", errOut)
