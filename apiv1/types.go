@@ -151,10 +151,14 @@ type ErrorBody struct {
 // NodeStatus is one member as the cluster sees it.
 type NodeStatus struct {
 	ID         string `json:"id"`
-	State      string `json:"state"` // alive, suspect, dead, left
+	State      string `json:"state"` // alive, suspect, dead, left, draining, removed
 	HTTPAddr   string `json:"http_addr"`
 	RaftAddr   string `json:"raft_addr"`
 	GossipAddr string `json:"gossip_addr"`
+	Zone       string `json:"zone,omitempty"`
+	Replicas   int    `json:"replicas"` // shard replicas placed on it
+	Leaders    int    `json:"leaders"`  // shards it leads
+	Bytes      uint64 `json:"bytes"`    // estimated disk bytes of its replicas (0 when it did not report)
 }
 
 // ShardStatus is one shard's Raft group.
@@ -165,6 +169,26 @@ type ShardStatus struct {
 	LiveReplicas int      `json:"live_replicas"`
 	Want         int      `json:"want_replicas"`
 	AppliedIndex uint64   `json:"applied_index,omitempty"`
+	// Per replica that reported: its applied index and how far it trails the leader's.
+	Progress []ReplicaProgress `json:"progress,omitempty"`
+	Bytes    uint64            `json:"bytes,omitempty"` // the leader's estimate of the shard's disk bytes
+	Moving   bool              `json:"moving,omitempty"`
+}
+
+// ReplicaProgress is one replica of a shard.
+type ReplicaProgress struct {
+	Node    string `json:"node"`
+	Applied uint64 `json:"applied"`
+	Lag     uint64 `json:"lag"`
+}
+
+// MoveStatus is a replica move under way: To is being added (catching up as a non-voter, then promoted),
+// From is being removed once every placed replica votes.
+type MoveStatus struct {
+	Shard int    `json:"shard"`
+	From  string `json:"from,omitempty"`
+	To    string `json:"to,omitempty"`
+	Stage string `json:"stage"` // adding, catching_up, removing
 }
 
 // ClusterStatus is the answer to GET /v1/cluster/status.
@@ -173,4 +197,7 @@ type ClusterStatus struct {
 	Nodes   []NodeStatus  `json:"nodes"`
 	Shards  []ShardStatus `json:"shards"`
 	Healthy bool          `json:"healthy"` // every shard has a leader and its full replica count alive
+	// Moves under way and whether rebalancing is paused (memctl cluster rebalance --pause).
+	Moves           []MoveStatus `json:"moves"`
+	RebalancePaused bool         `json:"rebalance_paused"`
 }

@@ -19,6 +19,7 @@ type Config struct {
 	RaftAddr   string // listen and advertised address of the node's one Raft port; default 127.0.0.1:7481
 	GossipAddr string // memberlist bind/advertise address; default 127.0.0.1:7482
 	HTTPAddr   string // advertised API address, gossiped so peers can forward; default 127.0.0.1:7480
+	Zone       string // failure domain (rack, room, availability zone); replicas of a shard go to distinct zones
 
 	Join            []string // gossip addresses of existing members
 	BootstrapExpect int      // form a new cluster once this many nodes see each other; 0 = only join
@@ -29,6 +30,10 @@ type Config struct {
 	DeadNodeTimeout time.Duration
 	// ReconcileInterval is how often placement and raft membership are converged; default 1s.
 	ReconcileInterval time.Duration
+	// MaxMoves bounds the replica moves under way in the whole cluster (default 8); MovesPerNode the moves one
+	// node takes part in at once (default 2); MaxTransfers the leadership transfers started per reconcile
+	// (default 4). Rebalancing goes at this pace so that foreground traffic keeps its latency.
+	MaxMoves, MovesPerNode, MaxTransfers int
 	// Raft timing; defaults 500ms, 1s, 500ms (at most the heartbeat timeout), 50ms. The heartbeat timeout is half
 	// hashicorp/raft's LAN value so that a dead leader's shard accepts writes again within 2 × ElectionTimeout
 	// (measured by chaos.TestLeaderFailover: docs/reliability.md); heartbeats go out every tenth of it.
@@ -79,6 +84,14 @@ func (c Config) withDefaults() Config {
 	}
 	durDef(&c.DeadNodeTimeout, 60*time.Second)
 	durDef(&c.ReconcileInterval, time.Second)
+	for _, d := range []struct {
+		p *int
+		v int
+	}{{&c.MaxMoves, 8}, {&c.MovesPerNode, 2}, {&c.MaxTransfers, 4}} {
+		if *d.p == 0 {
+			*d.p = d.v
+		}
+	}
 	durDef(&c.HeartbeatTimeout, 500*time.Millisecond)
 	durDef(&c.ElectionTimeout, time.Second)
 	durDef(&c.LeaderLeaseTimeout, min(500*time.Millisecond, c.HeartbeatTimeout))

@@ -16,4 +16,11 @@ var (
 	ErrStopped = errors.New("stopped")
 	// ErrBadConfig is returned for an invalid Config; the message names the field.
 	ErrBadConfig = errors.New("invalid cluster config")
+	// ErrUnknownNode and ErrUnknownShard name a member or shard the cluster does not have.
+	ErrUnknownNode  = errors.New("unknown node")
+	ErrUnknownShard = errors.New("unknown shard")
+	// ErrRefused is an operator action refused because of the cluster's state; the message says why.
+	ErrRefused = errors.New("refused")
+	// ErrRemoved is returned by a node that was removed from the cluster.
+	ErrRemoved = errors.New("this node was removed from the cluster")
 )

@@ -14,6 +14,7 @@ type gossipMeta struct {
 	V        int    `json:"v"`
 	RaftAddr string `json:"raft"`
 	HTTPAddr string `json:"http"`
+	Zone     string `json:"zone,omitempty"`
 }
 
 type gossipDelegate struct {
@@ -37,7 +38,7 @@ func (n *Node) startGossip() error {
 		return fmt.Errorf("gossip address: %w", err)
 	}
 	port, _ := strconv.Atoi(portStr)
-	meta, _ := json.Marshal(gossipMeta{V: 1, RaftAddr: n.cfg.RaftAddr, HTTPAddr: n.cfg.HTTPAddr})
+	meta, _ := json.Marshal(gossipMeta{V: 1, RaftAddr: n.cfg.RaftAddr, HTTPAddr: n.cfg.HTTPAddr, Zone: n.cfg.Zone})
 	d := &gossipDelegate{meta: meta, notify: n.kick}
 	mc := memberlist.DefaultLANConfig()
 	if n.cfg.GossipProfile == "local" {
@@ -72,7 +73,7 @@ func (n *Node) liveMembers() map[string]NodeInfo {
 		if json.Unmarshal(m.Meta, &gm) != nil || gm.V != 1 {
 			continue
 		}
-		out[m.Name] = NodeInfo{ID: m.Name, RaftAddr: gm.RaftAddr, HTTPAddr: gm.HTTPAddr, GossipAddr: m.Address()}
+		out[m.Name] = NodeInfo{ID: m.Name, RaftAddr: gm.RaftAddr, HTTPAddr: gm.HTTPAddr, GossipAddr: m.Address(), Zone: gm.Zone}
 	}
 	return out
 }

@@ -17,7 +17,14 @@ type NodeInfo struct {
 	RaftAddr   string `json:"raft_addr"`
 	GossipAddr string `json:"gossip_addr"`
 	HTTPAddr   string `json:"http_addr"`
+	Zone       string `json:"zone,omitempty"` // failure domain (--zone)
 }
+
+// Operator states of a member, kept in MetaState.States (no entry: active).
+const (
+	NodeDraining = "draining" // every replica and leadership moves off it; it keeps serving by routing
+	NodeRemoved  = "removed"  // out of the cluster for good; if it comes back it is refused
+)
 
 // MetaState is the cluster configuration replicated by the meta group.
 type MetaState struct {
@@ -27,7 +34,14 @@ type MetaState struct {
 	Nodes     map[string]NodeInfo `json:"nodes"`
 	Placement [][]string          `json:"placement"` // shard -> replica node ids
 	Epoch     uint64              `json:"epoch"`     // bumped on every change
+	// States holds operator states (NodeDraining, NodeRemoved) by node id; Paused stops rebalancing moves
+	// (repairs of lost replicas go on). Both were added in format version 1 as optional fields.
+	States map[string]string `json:"states,omitempty"`
+	Paused bool              `json:"rebalance_paused,omitempty"`
 }
+
+// StateOf is a member's operator state ("" when active).
+func (s MetaState) StateOf(id string) string { return s.States[id] }
 
 // Initialized reports whether the cluster has been formed.
 func (s MetaState) Initialized() bool { return s.Shards > 0 }
@@ -37,6 +51,10 @@ func (s *MetaState) clone() MetaState {
 	c.Nodes = make(map[string]NodeInfo, len(s.Nodes))
 	for k, v := range s.Nodes {
 		c.Nodes[k] = v
+	}
+	c.States = make(map[string]string, len(s.States))
+	for k, v := range s.States {
+		c.States[k] = v
 	}
 	c.Placement = make([][]string, len(s.Placement))
 	for i, r := range s.Placement {
@@ -48,12 +66,15 @@ func (s *MetaState) clone() MetaState {
 // metaCommand is the meta group's log entry (JSON, versioned by the V field).
 type metaCommand struct {
 	V         int        `json:"v"`
-	Op        string     `json:"op"` // init, upsert_node, set_placement
+	Op        string     `json:"op"` // init, upsert_node, set_placement, set_state, set_paused
 	Node      *NodeInfo  `json:"node,omitempty"`
 	Nodes     []NodeInfo `json:"nodes,omitempty"`
 	Shards    int        `json:"shards,omitempty"`
 	Replicas  int        `json:"replicas,omitempty"`
 	Placement [][]string `json:"placement,omitempty"`
+	NodeID    string     `json:"node_id,omitempty"` // set_state
+	State     string     `json:"state,omitempty"`   // set_state: "", NodeDraining or NodeRemoved
+	Paused    bool       `json:"paused,omitempty"`  // set_paused
 }
 
 const metaCommandVersion = 1
@@ -124,7 +145,27 @@ func (f *metaFSM) apply(c metaCommand) error {
 		if c.Node == nil {
 			return fmt.Errorf("upsert_node without node")
 		}
+		if s.States[c.Node.ID] == NodeRemoved {
+			return nil // a removed node stays out, whatever a stale proposer thought
+		}
 		s.Nodes[c.Node.ID] = *c.Node
+	case "set_state":
+		switch {
+		case c.State != "" && c.State != NodeDraining && c.State != NodeRemoved:
+			return fmt.Errorf("set_state: unknown state %q", c.State)
+		case s.States[c.NodeID] == NodeRemoved:
+			return nil // removal is final
+		}
+		if s.States == nil {
+			s.States = map[string]string{}
+		}
+		if c.State == "" {
+			delete(s.States, c.NodeID)
+		} else {
+			s.States[c.NodeID] = c.State
+		}
+	case "set_paused":
+		s.Paused = c.Paused
 	case "set_placement":
 		if len(c.Placement) != s.Shards {
 			return fmt.Errorf("placement of %d shards, cluster has %d", len(c.Placement), s.Shards)

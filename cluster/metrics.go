@@ -12,6 +12,17 @@ type metrics struct {
 	fanoutPartial prometheus.Counter
 	// leaderShed counts leadership transfers started because this node's disk turned read-only.
 	leaderShed prometheus.Counter
+	// Rebalancing, kept by the meta leader (moveSteps by shard leaders): moves started by reason, finished,
+	// failed steps, bytes of the shards whose moves finished, moves under way, and the spread (max - min) of
+	// replicas and of leaders over eligible nodes.
+	movesStarted     *prometheus.CounterVec
+	movesFinished    prometheus.Counter
+	moveStepsFailed  *prometheus.CounterVec
+	movedBytes       prometheus.Counter
+	movesInFlight    prometheus.Gauge
+	transfers        *prometheus.CounterVec
+	replicaImbalance prometheus.Gauge
+	leaderImbalance  prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer, n *Node) *metrics {
@@ -26,6 +37,22 @@ func newMetrics(reg prometheus.Registerer, n *Node) *metrics {
 			Help: "Shards left out of a fan-out answer because they erred or missed their deadline."}),
 		leaderShed: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_leadership_shed_total",
 			Help: "Shard leadership transfers started because this node's disk is read-only."}),
+		movesStarted: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memcluster_moves_started_total",
+			Help: "Replica moves placed by the meta leader, by reason (repair, drain, zone, balance)."}, []string{"reason"}),
+		movesFinished: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_moves_finished_total",
+			Help: "Shards whose raft membership converged to a changed placement."}),
+		moveStepsFailed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memcluster_move_steps_failed_total",
+			Help: "Membership changes a shard leader tried and raft refused or timed out, by step."}, []string{"step"}),
+		movedBytes: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_moved_bytes_total",
+			Help: "Estimated bytes of the shards whose moves finished."}),
+		movesInFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "memcluster_moves_in_progress",
+			Help: "Shards whose membership has not yet converged to the placement."}),
+		transfers: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memcluster_leader_transfers_total",
+			Help: "Leadership transfers started by the meta leader, by reason (drain, balance)."}, []string{"reason"}),
+		replicaImbalance: prometheus.NewGauge(prometheus.GaugeOpts{Name: "memcluster_replica_imbalance",
+			Help: "Max minus min shard replicas over eligible nodes (meta leader's view)."}),
+		leaderImbalance: prometheus.NewGauge(prometheus.GaugeOpts{Name: "memcluster_leader_imbalance",
+			Help: "Max minus min shard leaders over eligible nodes (meta leader's view)."}),
 	}
 	replicas := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memcluster_local_replicas",
 		Help: "Shard replicas hosted by this node."}, func() float64 { return float64(len(n.LocalShards())) })
@@ -39,7 +66,9 @@ func newMetrics(reg prometheus.Registerer, n *Node) *metrics {
 		}
 		return float64(c)
 	})
-	for _, c := range []prometheus.Collector{m.halted, m.forwarded, m.rpcRetries, m.fanoutPartial, m.leaderShed, replicas, leaders} {
+	for _, c := range []prometheus.Collector{m.halted, m.forwarded, m.rpcRetries, m.fanoutPartial, m.leaderShed,
+		replicas, leaders, m.movesStarted, m.movesFinished, m.moveStepsFailed, m.movedBytes, m.movesInFlight,
+		m.transfers, m.replicaImbalance, m.leaderImbalance} {
 		_ = reg.Register(c)
 	}
 	return m

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -38,6 +39,9 @@ type Node struct {
 	deadSince  map[string]time.Time // meta leader only: members not alive, since when
 	bootInit   *metaCommand         // set on a bootstrapper until init is committed
 	leaderHint map[uint32]string
+	moving     map[int]bool         // meta leader only: shards whose placement has not converged
+	told       map[string]time.Time // meta leader only: removed nodes told so, when
+	removed    atomic.Bool          // this node was removed from the cluster
 
 	http   *http.Client
 	kickCh chan struct{}
@@ -54,7 +58,7 @@ func New(cfg Config, db *storage.DB, idx IndexFactory) (*Node, error) {
 	n := &Node{
 		cfg: cfg, db: db, newIdx: idx, log: cfg.Logger.With("node", cfg.NodeID),
 		replicas: map[uint32]*Replica{}, outSince: map[uint32]time.Time{}, deadSince: map[string]time.Time{},
-		leaderHint: map[uint32]string{},
+		leaderHint: map[uint32]string{}, told: map[string]time.Time{},
 		http: &http.Client{Timeout: 30 * time.Second,
 			Transport: &http.Transport{MaxIdleConnsPerHost: 64, TLSClientConfig: cfg.TLS}},
 		kickCh: make(chan struct{}, 1), stop: make(chan struct{}),
@@ -109,6 +113,9 @@ func (n *Node) Start() error {
 }
 
 func (n *Node) checkIdentity() error {
+	if gone, _ := n.db.GetNode("removed"); gone != nil {
+		return fmt.Errorf("%w: node %q: wipe the data dir to join again as a new node", ErrRemoved, n.cfg.NodeID)
+	}
 	v, err := n.db.GetNode("node-id")
 	if err != nil {
 		return fmt.Errorf("read node id: %w", err)
@@ -235,6 +242,9 @@ func (n *Node) LocalShards() []uint32 {
 // ShardFor maps a user to its shard under the cluster's shard count. While the cluster is forming (this node
 // has not yet applied the meta group's first entry) it waits, up to ctx's deadline.
 func (n *Node) ShardFor(ctx context.Context, user string) (uint32, error) {
+	if n.removed.Load() {
+		return 0, ErrRemoved
+	}
 	shards, err := n.ShardCount(ctx)
 	if err != nil {
 		return 0, err

@@ -31,38 +31,6 @@ func TestInitialPlacementSpreadsEvenly(t *testing.T) {
 	}
 }
 
-func TestRepair(t *testing.T) {
-	tests := []struct {
-		name string
-		in   [][]string
-		live []string
-		gone []string
-		want int
-		out  [][]string
-	}{
-		{"healthy stays put", [][]string{{"a", "b", "c"}}, []string{"a", "b", "c"}, nil, 3, [][]string{{"a", "b", "c"}}},
-		{"dead but not gone: no move yet", [][]string{{"a", "b", "c"}}, []string{"a", "b"}, nil, 3, [][]string{{"a", "b", "c"}}},
-		{"gone is replaced by the spare", [][]string{{"a", "b", "c"}}, []string{"a", "b", "d"}, []string{"c"}, 3, [][]string{{"a", "b", "d"}}},
-		{"gone without a spare shrinks", [][]string{{"a", "b", "c"}}, []string{"a", "b"}, []string{"c"}, 3, [][]string{{"a", "b"}}},
-		{"joiner fills under-replicated shards", [][]string{{"a"}, {"a"}}, []string{"a", "b", "c"}, nil, 3,
-			[][]string{{"a", "b", "c"}, {"a", "b", "c"}}},
-		{"least loaded first", [][]string{{"a", "b"}, {"a", "c"}, {"b", "c"}}, []string{"a", "b", "c", "d"}, nil, 3,
-			[][]string{{"a", "b", "d"}, {"a", "c", "d"}, {"a", "b", "c"}}}, // ties go to the lowest id
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			gone := map[string]bool{}
-			for _, g := range tc.gone {
-				gone[g] = true
-			}
-			got := Repair(tc.in, tc.live, gone, tc.want)
-			if !reflect.DeepEqual(got, tc.out) {
-				t.Fatalf("Repair = %v, want %v", got, tc.out)
-			}
-		})
-	}
-}
-
 func TestShardForIsStableAndSpread(t *testing.T) {
 	counts := make([]int, 16)
 	for i := 0; i < 16000; i++ {

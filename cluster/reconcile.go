@@ -1,7 +1,9 @@
 package cluster
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
 	"slices"
 	"time"
 
@@ -11,6 +13,9 @@ import (
 // reconcile converges this node toward the meta state: it forms the cluster when it should, starts and drops
 // local replicas, and, where this node leads, fixes raft memberships and the placement.
 func (n *Node) reconcile() {
+	if n.removed.Load() {
+		return
+	}
 	if !n.mraft.hasState && n.cfg.BootstrapExpect > 0 && n.bootInit == nil && !n.meta.State().Initialized() {
 		n.tryBootstrap()
 	}
@@ -110,16 +115,27 @@ func (n *Node) reconcileLocal() {
 		}
 		n.mu.Unlock()
 		r, _ := n.Replica(s)
-		// A removed follower may never hear of its removal; give the leader time to move the group first.
-		if ok && time.Since(since) > 10*time.Second && r != nil && !r.IsLeader() {
+		// A removed follower may never hear of its removal: it is dropped once the shard's leader no longer
+		// counts it (so a replica being moved off keeps voting until its replacement votes), or after a long
+		// wait when no leader says so.
+		if ok && r != nil && !r.IsLeader() && time.Since(since) > 2*time.Second &&
+			(!n.stillMember(r) || time.Since(since) > 10*time.Minute) {
 			n.dropReplica(s)
 		}
 	}
 }
 
-// reconcileShard, run by a shard's leader, makes the raft membership match the placement one change at a time:
-// removals first (so a dead voter stops counting toward quorum), then additions, then handing leadership away
-// if this node itself is no longer placed.
+// catchUpSlack is how far (in raft entries) a non-voter may trail the leader and still be promoted.
+const catchUpSlack = 256
+
+// reconcileShard, run by a shard's leader, makes the raft membership match the placement one change at a time
+// without ever holding fewer voting copies than the placement wants while a replica moves:
+//  1. a voter placed nowhere and not alive goes first (it counts toward quorum and never answers);
+//  2. a placed node missing from the group joins as a non-voter, which catches up (snapshot and log) without
+//     counting toward quorum;
+//  3. a placed non-voter that has caught up is promoted to voter;
+//  4. only then is a live replica that is no longer placed removed;
+//  5. a leader that is itself no longer placed hands leadership to a placed voter.
 func (n *Node) reconcileShard(r *Replica) {
 	st := n.meta.State()
 	if !st.Initialized() || int(r.Shard) >= len(st.Placement) {
@@ -130,26 +146,88 @@ func (n *Node) reconcileShard(r *Replica) {
 	if err != nil {
 		return
 	}
-	var have []string
+	states := n.memberStates()
+	in := map[string]raft.ServerSuffrage{}
 	for _, s := range servers {
-		have = append(have, string(s.ID))
-		if !slices.Contains(want, string(s.ID)) && string(s.ID) != n.cfg.NodeID {
-			n.log.Info("removing replica", "shard", r.Shard, "node", s.ID)
-			_ = r.raft.RemoveServer(s.ID, 0, 5*time.Second).Error()
+		in[string(s.ID)] = s.Suffrage
+	}
+	for _, s := range servers {
+		id := string(s.ID)
+		if !slices.Contains(want, id) && id != n.cfg.NodeID && states[id] != "alive" {
+			n.membershipStep(r, "remove_dead", id, r.raft.RemoveServer(s.ID, 0, 5*time.Second))
 			return
 		}
 	}
 	for _, id := range want {
 		info, known := st.Nodes[id]
-		if !slices.Contains(have, id) && known {
-			n.log.Info("adding replica", "shard", r.Shard, "node", id)
-			_ = r.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(info.RaftAddr), 0, 5*time.Second).Error()
+		if _, ok := in[id]; !ok && known {
+			n.membershipStep(r, "add_nonvoter", id, r.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(info.RaftAddr), 0, 5*time.Second))
+			return
+		}
+	}
+	for _, id := range want {
+		if in[id] == raft.Nonvoter && states[id] == "alive" {
+			if n.caughtUp(r, id) {
+				n.membershipStep(r, "promote", id, r.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(st.Nodes[id].RaftAddr), 0, 5*time.Second))
+			}
+			return
+		}
+	}
+	for _, s := range servers {
+		if id := string(s.ID); !slices.Contains(want, id) && id != n.cfg.NodeID {
+			n.membershipStep(r, "remove", id, r.raft.RemoveServer(s.ID, 0, 5*time.Second))
 			return
 		}
 	}
 	if !slices.Contains(want, n.cfg.NodeID) && len(want) > 0 {
 		_ = r.raft.LeadershipTransfer().Error()
 	}
+}
+
+// membershipStep logs one membership change and counts its failure.
+func (n *Node) membershipStep(r *Replica, step, node string, f raft.IndexFuture) {
+	if err := f.Error(); err != nil {
+		n.metrics.moveStepsFailed.WithLabelValues(step).Inc()
+		n.log.Warn("shard membership change failed", "shard", r.Shard, "step", step, "node", node, "err", err)
+		return
+	}
+	n.log.Info("shard membership changed", "shard", r.Shard, "step", step, "node", node)
+}
+
+// caughtUp reports whether node's replica of r's shard has applied within catchUpSlack entries of r.
+func (n *Node) caughtUp(r *Replica, node string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var rep NodeReport
+	if err := n.call(ctx, http.MethodGet, n.httpAddrOf(node), internalPrefix+"node", nil, "", nil, &rep); err != nil {
+		return false
+	}
+	for _, rr := range rep.Replicas {
+		if rr.Shard == r.Shard {
+			return rr.Applied+catchUpSlack >= r.FSM.AppliedIndex()
+		}
+	}
+	return false
+}
+
+// stillMember asks the shard's leader whether this node is still in its group (true when it cannot tell).
+func (n *Node) stillMember(r *Replica) bool {
+	leader := r.Leader()
+	if leader == "" || leader == n.cfg.NodeID {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var rep NodeReport
+	if err := n.call(ctx, http.MethodGet, n.httpAddrOf(leader), internalPrefix+"node", nil, "", nil, &rep); err != nil {
+		return true
+	}
+	for _, rr := range rep.Replicas {
+		if rr.Shard == r.Shard && rr.State == "Leader" {
+			return slices.Contains(rr.Voters, n.cfg.NodeID) || slices.Contains(rr.Nonvoters, n.cfg.NodeID)
+		}
+	}
+	return true
 }
 
 // reconcileMeta, run by the meta leader, records members, keeps the meta group's membership and re-places the
@@ -164,13 +242,16 @@ func (n *Node) reconcileMeta() {
 	}
 	n.bootInit = nil
 	live := n.liveMembers()
+	n.tellRemoved(st, live)
 	for id, info := range live {
+		if st.StateOf(id) == NodeRemoved {
+			continue
+		}
 		if old, ok := st.Nodes[id]; !ok || old != info {
 			info := info
 			n.proposeMeta(metaCommand{V: metaCommandVersion, Op: "upsert_node", Node: &info})
 		}
 	}
-	n.syncMetaMembership(live)
 	now := time.Now()
 	gone := map[string]bool{}
 	for id := range st.Nodes {
@@ -185,42 +266,58 @@ func (n *Node) reconcileMeta() {
 			gone[id] = true
 		}
 	}
-	var liveIDs []string
-	for _, id := range sortedKeys(live) {
-		if _, ok := st.Nodes[id]; ok {
-			liveIDs = append(liveIDs, id)
-		}
-	}
-	next := Repair(st.Placement, liveIDs, gone, st.Replicas)
-	if !placementEqual(next, st.Placement) {
-		n.log.Info("re-placing replicas", "gone", sortedKeys(gone))
-		n.proposeMeta(metaCommand{V: metaCommandVersion, Op: "set_placement", Placement: next})
-	}
+	n.syncMetaMembership(st, live, gone)
+	n.rebalance(st, gone)
 }
 
-// syncMetaMembership adds live members to the meta group: voters up to five, non-voters beyond.
-func (n *Node) syncMetaMembership(live map[string]NodeInfo) {
+// syncMetaMembership keeps the meta group at 3 or 5 voters as membership allows, one change per reconcile:
+// a live member is made a voter (a non-voter promoted, or a new member added) while fewer live voters than
+// wanted vote; then voters dead past the timeout or removed are taken out (after their replacement, so the
+// group never shrinks below what it had); other live members follow as non-voters.
+func (n *Node) syncMetaMembership(st MetaState, live map[string]NodeInfo, gone map[string]bool) {
 	f := n.mraft.raft.GetConfiguration()
 	if f.Error() != nil {
 		return
 	}
-	voters, in := 0, map[string]bool{}
-	for _, s := range f.Configuration().Servers {
-		in[string(s.ID)] = true
-		if s.Suffrage == raft.Voter {
-			voters++
+	eligible := 0
+	for id := range live {
+		if st.StateOf(id) != NodeRemoved {
+			eligible++
+		}
+	}
+	want := min(5, eligible)
+	if want%2 == 0 {
+		want--
+	}
+	servers := f.Configuration().Servers
+	liveVoters, in := 0, map[string]raft.ServerSuffrage{}
+	for _, s := range servers {
+		in[string(s.ID)] = s.Suffrage
+		if _, ok := live[string(s.ID)]; ok && s.Suffrage == raft.Voter && st.StateOf(string(s.ID)) != NodeRemoved {
+			liveVoters++
+		}
+	}
+	if liveVoters < want {
+		for _, id := range sortedKeys(live) {
+			if sf, ok := in[id]; st.StateOf(id) != NodeRemoved && (!ok || sf != raft.Voter) {
+				n.log.Info("meta group: adding voter", "node", id, "live_voters", liveVoters, "want", want)
+				_ = n.mraft.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(live[id].RaftAddr), 0, 5*time.Second).Error()
+				return
+			}
+		}
+	}
+	for _, s := range servers {
+		id := string(s.ID)
+		if id != n.cfg.NodeID && (gone[id] || st.StateOf(id) == NodeRemoved) {
+			n.log.Info("meta group: removing member", "node", id, "gone", gone[id])
+			_ = n.mraft.raft.RemoveServer(s.ID, 0, 5*time.Second).Error()
+			return
 		}
 	}
 	for _, id := range sortedKeys(live) {
-		if in[id] {
-			continue
-		}
-		addr := raft.ServerAddress(live[id].RaftAddr)
-		if voters < 5 {
-			_ = n.mraft.raft.AddVoter(raft.ServerID(id), addr, 0, 5*time.Second).Error()
-			voters++
-		} else {
-			_ = n.mraft.raft.AddNonvoter(raft.ServerID(id), addr, 0, 5*time.Second).Error()
+		if _, ok := in[id]; !ok && st.StateOf(id) != NodeRemoved {
+			_ = n.mraft.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(live[id].RaftAddr), 0, 5*time.Second).Error()
+			return
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/pprof"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -149,6 +150,24 @@ func (r *Replica) Configuration() ([]raft.Server, error) {
 		return nil, err
 	}
 	return f.Configuration().Servers, nil
+}
+
+// members lists the group's voters and non-voters, sorted.
+func (r *Replica) members() (voters, nonvoters []string) {
+	servers, err := r.Configuration()
+	if err != nil {
+		return nil, nil
+	}
+	for _, s := range servers {
+		if s.Suffrage == raft.Voter {
+			voters = append(voters, string(s.ID))
+		} else {
+			nonvoters = append(nonvoters, string(s.ID))
+		}
+	}
+	sort.Strings(voters)
+	sort.Strings(nonvoters)
+	return voters, nonvoters
 }
 
 // Shutdown stops the replica's raft group and indexes.

@@ -50,6 +50,10 @@ type ReplicaReport struct {
 	State   string `json:"state"`
 	Applied uint64 `json:"applied"`
 	Halted  bool   `json:"halted,omitempty"`
+	// On the leader: the group's voters and non-voters (a replica being added catches up as a non-voter).
+	Voters    []string `json:"voters,omitempty"`
+	Nonvoters []string `json:"nonvoters,omitempty"`
+	Bytes     uint64   `json:"bytes,omitempty"` // estimated disk bytes of the shard on this node
 }
 
 // NodeReport is what GET /internal/v1/node answers.
@@ -67,6 +71,9 @@ func (n *Node) InternalHandler() http.Handler {
 	mux.HandleFunc("GET /internal/v1/shards/{shard}/side", n.traced("side", n.handleReadSide))
 	mux.HandleFunc("GET /internal/v1/shards/{shard}/recent", n.traced("recent", n.handleRecent))
 	mux.HandleFunc("GET /internal/v1/shards/{shard}/users", n.traced("users", n.handleUsers))
+	mux.HandleFunc("POST /internal/v1/shards/{shard}/transfer-leader", n.traced("transfer", n.handleTransfer))
+	mux.HandleFunc("POST /internal/v1/meta/propose", n.handleMetaPropose)
+	mux.HandleFunc("POST /internal/v1/removed", n.handleRemoved)
 	mux.HandleFunc("GET /internal/v1/node", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, n.Report())
 	})
@@ -93,8 +100,12 @@ func (n *Node) Report() NodeReport {
 		if !ok {
 			continue
 		}
-		rep.Replicas = append(rep.Replicas, ReplicaReport{Shard: s, Leader: r.Leader(), State: r.raft.State().String(),
-			Applied: r.FSM.AppliedIndex(), Halted: r.FSM.Halted()})
+		rr := ReplicaReport{Shard: s, Leader: r.Leader(), State: r.raft.State().String(),
+			Applied: r.FSM.AppliedIndex(), Halted: r.FSM.Halted(), Bytes: n.db.ShardBytes(s)}
+		if r.IsLeader() {
+			rr.Voters, rr.Nonvoters = r.members()
+		}
+		rep.Replicas = append(rep.Replicas, rr)
 	}
 	return rep
 }

@@ -15,7 +15,7 @@ import (
 func (n *Node) Status(ctx context.Context) apiv1.ClusterStatus {
 	st := n.meta.State()
 	states := n.memberStates()
-	out := apiv1.ClusterStatus{NodeID: n.cfg.NodeID}
+	out := apiv1.ClusterStatus{NodeID: n.cfg.NodeID, RebalancePaused: st.Paused, Moves: []apiv1.MoveStatus{}}
 	ids := sortedKeys(st.Nodes)
 	for id := range n.liveMembers() {
 		if _, ok := st.Nodes[id]; !ok {
@@ -23,38 +23,65 @@ func (n *Node) Status(ctx context.Context) apiv1.ClusterStatus {
 		}
 	}
 	sort.Strings(ids)
+	reports := n.gatherReports(ctx, ids, states)
+	views := viewsFrom(st, reports)
+	load, leads, bytes := map[string]int{}, map[string]int{}, map[string]uint64{}
+	for s, reps := range st.Placement {
+		for _, id := range reps {
+			load[id]++
+		}
+		leads[views[s].leader]++
+	}
+	for id, reps := range reports {
+		for _, rr := range reps {
+			bytes[id] += rr.Bytes
+		}
+	}
 	for _, id := range ids {
 		info := st.Nodes[id]
 		if info.ID == "" {
 			info = n.liveMembers()[id]
 		}
-		state := states[id]
-		if state == "" {
-			state = "dead"
-		}
-		out.Nodes = append(out.Nodes, apiv1.NodeStatus{ID: id, State: state, HTTPAddr: info.HTTPAddr,
-			RaftAddr: info.RaftAddr, GossipAddr: info.GossipAddr})
+		out.Nodes = append(out.Nodes, apiv1.NodeStatus{ID: id, State: nodeState(st, id, states[id]), HTTPAddr: info.HTTPAddr,
+			RaftAddr: info.RaftAddr, GossipAddr: info.GossipAddr, Zone: info.Zone, Replicas: load[id], Leaders: leads[id],
+			Bytes: bytes[id]})
 	}
-	reports := n.gatherReports(ctx, ids, states)
 	out.Healthy = st.Initialized()
 	for s, reps := range st.Placement {
-		ss := apiv1.ShardStatus{ID: s, Replicas: reps, Want: min(st.Replicas, len(ids))}
+		v := views[s]
+		ss := apiv1.ShardStatus{ID: s, Replicas: reps, Want: min(st.Replicas, len(ids)), Leader: v.leader,
+			AppliedIndex: v.applied, Bytes: v.bytes, Moving: v.leader != "" && !v.converged(reps)}
 		for _, id := range reps {
 			if states[id] == "alive" {
 				ss.LiveReplicas++
 			}
-			for _, rr := range reports[id] {
-				if int(rr.Shard) == s && rr.State == "Leader" {
-					ss.Leader, ss.AppliedIndex = id, rr.Applied
-				}
-			}
+		}
+		for _, id := range sortedKeys(v.replicaApp) {
+			app := v.replicaApp[id]
+			ss.Progress = append(ss.Progress, apiv1.ReplicaProgress{Node: id, Applied: app, Lag: v.applied - min(app, v.applied)})
 		}
 		if ss.Leader == "" || ss.LiveReplicas < min(st.Replicas, len(reps)) || len(reps) < st.Replicas {
 			out.Healthy = false
 		}
 		out.Shards = append(out.Shards, ss)
 	}
+	out.Moves = append(out.Moves, moveStatus(st, views)...)
 	return out
+}
+
+// nodeState is a member's state for operators: removed, else gossip's when not alive, else draining or alive.
+func nodeState(st MetaState, id, gossip string) string {
+	switch {
+	case st.StateOf(id) == NodeRemoved:
+		return NodeRemoved
+	case gossip == "":
+		return "dead"
+	case gossip != "alive":
+		return gossip
+	case st.StateOf(id) == NodeDraining:
+		return NodeDraining
+	}
+	return "alive"
 }
 
 func (n *Node) gatherReports(ctx context.Context, ids []string, states map[string]string) map[string][]ReplicaReport {
@@ -85,6 +112,9 @@ func (n *Node) gatherReports(ctx context.Context, ids []string, states map[strin
 
 // Ready reports whether every local replica knows a leader (the /readyz condition).
 func (n *Node) Ready() (bool, string) {
+	if n.removed.Load() {
+		return false, ErrRemoved.Error()
+	}
 	if !n.meta.State().Initialized() {
 		return false, "cluster not formed yet"
 	}

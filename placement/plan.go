@@ -43,6 +43,9 @@ type Limits struct {
 	MaxMoves     int // replica moves one plan may start (0: no bound); repairs of lost replicas come first
 	MaxPerNode   int // moves one node may take part in at once, Busy included (0: no bound)
 	MaxTransfers int // leadership transfers one plan may start (0: no bound)
+	// RepairOnly starts no move but the repair of lost replicas (rebalancing paused, or enough moves under way);
+	// leadership transfers are still planned.
+	RepairOnly bool
 }
 
 // Move replaces From by To in a shard's placement. From "": a replica added to a shard short of replicas;
@@ -74,9 +77,11 @@ type Plan struct {
 func Next(c Cluster, lim Limits) Plan {
 	p := newPlanner(c, lim)
 	p.repair()
-	p.drain()
-	p.spreadZones()
-	p.balance()
+	if !lim.RepairOnly {
+		p.drain()
+		p.spreadZones()
+		p.balance()
+	}
 	p.balanceLeaders()
 	return p.out
 }

@@ -48,6 +48,12 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		// The shard refused what the door let through: a bug at the door, held by the second line.
 		s.log.Error("shard refused a request outside its identity", "method", r.Method, "path", r.URL.Path, "err", err)
 		writeError(w, http.StatusForbidden, "forbidden", err.Error(), "user_id")
+	case errors.Is(err, cluster.ErrUnknownNode), errors.Is(err, cluster.ErrUnknownShard):
+		writeError(w, http.StatusNotFound, "not_found", err.Error(), "")
+	case errors.Is(err, cluster.ErrRefused):
+		writeError(w, http.StatusConflict, "refused", err.Error(), "")
+	case errors.Is(err, cluster.ErrRemoved):
+		writeError(w, http.StatusServiceUnavailable, "node_removed", err.Error()+": send requests to another node", "")
 	case errors.Is(err, cluster.ErrNoLeader), errors.Is(err, cluster.ErrStopped),
 		errors.Is(err, context.DeadlineExceeded), errors.Is(err, cluster.ErrNotLeader):
 		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error(), "")

@@ -61,6 +61,14 @@ var routeCases = map[string]routeCase{
 	"context":     {userPath, func(u string) (string, string) { return "/v1/users/" + u + "/context", `{"query":"tea"}` }},
 	"tier_run":    {userBody, func(u string) (string, string) { return "/v1/tier/run", `{"user_id":"` + u + `"}` }},
 	"tier_status": {userQuery, func(u string) (string, string) { return "/v1/tier/status?user_id=" + u, "" }},
+	// Operator routes: no tenant data.
+	"node_list":       {userNone, func(string) (string, string) { return "/v1/nodes", "" }},
+	"shard_list":      {userNone, func(string) (string, string) { return "/v1/shards", "" }},
+	"node_drain":      {userNone, func(string) (string, string) { return "/v1/nodes/nx/drain", "" }},
+	"node_undrain":    {userNone, func(string) (string, string) { return "/v1/nodes/nx/drain", "" }},
+	"node_remove":     {userNone, func(string) (string, string) { return "/v1/nodes/nx", "" }},
+	"transfer_leader": {userNone, func(string) (string, string) { return "/v1/shards/0/transfer-leader", `{"to":"n1"}` }},
+	"rebalance":       {userNone, func(string) (string, string) { return "/v1/cluster/rebalance", `{"paused":false}` }},
 }
 
 func serve(h http.Handler, method, path, token, body string) *httptest.ResponseRecorder {
@@ -95,9 +103,14 @@ func TestEveryRouteAuthorizes(t *testing.T) {
 			if w := serve(n.api, e.Method, path, "", body); w.Code != http.StatusUnauthorized {
 				t.Errorf("no token: %d %s", w.Code, w.Body)
 			}
-			if e.Role == RoleWriter {
+			if e.Role >= RoleWriter {
 				if w := serve(n.api, e.Method, path, tokBobReader, body); w.Code != http.StatusForbidden {
 					t.Errorf("reader token writing: %d %s", w.Code, w.Body)
+				}
+			}
+			if e.Role == RoleAdmin {
+				if w := serve(n.api, e.Method, path, tokBobWriter, body); w.Code != http.StatusForbidden {
+					t.Errorf("writer token on an admin route: %d %s", w.Code, w.Body)
 				}
 			}
 			own := tokBobWriter

@@ -36,6 +36,11 @@ type Cluster interface {
 	ReadSide(ctx context.Context, shard uint32, space byte, user, prefix string, limit int, stale bool) (storage.SideRead, error)
 	Recent(ctx context.Context, shard uint32, user string, types []memory.Type, limit int, stale bool) ([]memory.Memory, error)
 	Status(ctx context.Context) apiv1.ClusterStatus
+	// Operator actions: drain (cluster.NodeDraining), undrain ("") or remove (cluster.NodeRemoved) a member;
+	// pause or resume rebalancing; move a shard's leadership.
+	SetNodeState(ctx context.Context, id, state string, force bool) (apiv1.NodeStateResponse, error)
+	SetPaused(ctx context.Context, paused bool) error
+	TransferLeader(ctx context.Context, shard uint32, to string) error
 	Ready() (bool, string)
 	InternalHandler() http.Handler
 }
@@ -140,6 +145,7 @@ func New(c Cluster, emb Embedder, opts Options) *Server {
 		metrics: newMetrics(opts.Registry), mux: http.NewServeMux(), slots: make(chan struct{}, opts.MaxInFlight),
 		limits: newTenantLimits(opts.TenantRate, opts.TenantBurst)}
 	s.routeV1()
+	s.routeAdmin()
 	s.mux.HandleFunc("GET "+apiv1.PathHealthz, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

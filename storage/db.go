@@ -229,3 +229,14 @@ func (p pebbleLogger) Fatalf(format string, args ...any) {
 	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
 	panic(fmt.Sprintf(format, args...))
 }
+
+// ShardBytes estimates the disk bytes of a shard's state on this node (Pebble's estimate over its key range;
+// 0 when it cannot tell).
+func (d *DB) ShardBytes(shard uint32) uint64 {
+	start, end := ShardRange(shard)
+	n, err := d.db.EstimateDiskUsage(start, end)
+	if err != nil {
+		return 0
+	}
+	return n
+}

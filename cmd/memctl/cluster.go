@@ -28,7 +28,7 @@ func newClusterCmd(g *globals) *cobra.Command {
 			return errors.New(`missing subcommand (try "memctl cluster status")`)
 		},
 	}
-	cmd.AddCommand(newClusterStatusCmd(g))
+	cmd.AddCommand(newClusterStatusCmd(g), newClusterRebalanceCmd(g))
 	return cmd
 }
 
@@ -74,13 +74,14 @@ when the cluster is unhealthy (and 1 when the node could not be asked).`,
 // line last so `tail -1` finds it.
 func printClusterStatus(w io.Writer, st apiv1.ClusterStatus) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "NODE\tSTATE\tHTTP\tRAFT\tGOSSIP")
+	fmt.Fprintln(tw, "NODE\tSTATE\tZONE\tREPLICAS\tLEADERS\tHTTP\tRAFT\tGOSSIP")
 	for _, n := range st.Nodes {
 		id := n.ID
 		if id == st.NodeID {
 			id += "*" // the node that answered
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", id, n.State, orDash(n.HTTPAddr), orDash(n.RaftAddr), orDash(n.GossipAddr))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", id, n.State, orDash(n.Zone), n.Replicas, n.Leaders,
+			orDash(n.HTTPAddr), orDash(n.RaftAddr), orDash(n.GossipAddr))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -101,6 +102,12 @@ func printClusterStatus(w io.Writer, st apiv1.ClusterStatus) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, m := range st.Moves {
+		fmt.Fprintf(w, "moving: shard %d %s%s (%s)\n", m.Shard, arrow(m.From, "-"), arrow(m.To, "+"), m.Stage)
+	}
+	if st.RebalancePaused {
+		fmt.Fprintln(w, "rebalancing: paused")
 	}
 	_, err := fmt.Fprintf(w, "\nhealthy: %t\n", st.Healthy)
 	return err

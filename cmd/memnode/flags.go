@@ -23,6 +23,9 @@ type config struct {
 	shards          int
 	replicas        int
 	deadNodeTimeout time.Duration
+	zone            string
+	maxMoves        int
+	movesPerNode    int
 	raftHeartbeat   time.Duration
 	raftElection    time.Duration
 	gossipProfile   string
@@ -75,6 +78,9 @@ func (c *config) register(fs *pflag.FlagSet) {
 	fs.IntVar(&c.shards, "shards", 16, "number of shards (fixed when the cluster forms)")
 	fs.IntVar(&c.replicas, "replicas", 3, "voters per shard, capped by live nodes")
 	fs.DurationVar(&c.deadNodeTimeout, "dead-node-timeout", 60*time.Second, "how long a node may stay dead before its replicas are re-placed")
+	fs.StringVar(&c.zone, "zone", "", "failure domain of this node (rack, room, availability zone): replicas of a shard go to distinct zones")
+	fs.IntVar(&c.maxMoves, "rebalance-max-moves", 8, "replica moves under way at once in the whole cluster (rebalancing pace)")
+	fs.IntVar(&c.movesPerNode, "rebalance-moves-per-node", 2, "replica moves one node takes part in at once")
 	fs.DurationVar(&c.raftHeartbeat, "raft-heartbeat-timeout", 0, "how long a follower waits without the leader before an election (0: the cluster default)")
 	fs.DurationVar(&c.raftElection, "raft-election-timeout", 0, "how long a candidate waits for votes before trying again (0: the cluster default)")
 	fs.StringVar(&c.gossipProfile, "gossip-profile", "lan", "failure-detection timing: lan or local (fast, one host)")

@@ -122,7 +122,7 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	node, err := cluster.New(cluster.Config{
 		NodeID: c.nodeID, DataDir: c.dataDir, RaftAddr: c.raftAddr, GossipAddr: c.gossipAddr, HTTPAddr: c.httpAddr,
 		Join: c.join, BootstrapExpect: c.bootstrapExpect, Shards: c.shards, Replicas: c.replicas,
-		DeadNodeTimeout: c.deadNodeTimeout, HeartbeatTimeout: c.raftHeartbeat, ElectionTimeout: c.raftElection, GossipProfile: c.gossipProfile, Logger: log, Registry: reg,
+		DeadNodeTimeout: c.deadNodeTimeout, Zone: c.zone, MaxMoves: c.maxMoves, MovesPerNode: c.movesPerNode, HeartbeatTimeout: c.raftHeartbeat, ElectionTimeout: c.raftElection, GossipProfile: c.gossipProfile, Logger: log, Registry: reg,
 		Tracer: tp.Tracer("memcluster/cluster"), ClusterToken: c.clusterToken,
 		TLS: nodeTLS, GossipKey: gkey,
 	}, db, nodeindex.Factory(c.dataDir, db, emb, log))

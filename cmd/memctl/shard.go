@@ -1,0 +1,110 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/memcluster/memcluster/apiv1"
+)
+
+func newShardCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "shard",
+		Short: "List shards and move their leadership",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("unknown command %q for \"memctl shard\"", args[0])
+			}
+			return errors.New(`missing subcommand (try "memctl shard list")`)
+		},
+	}
+	cmd.AddCommand(newShardListCmd(g), newShardTransferCmd(g))
+	return cmd
+}
+
+func newShardListCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "Print each shard's replicas, leader, bytes, applied index, each replica's lag, and the moves under way",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			res, err := c.Shards(cmd.Context())
+			if err != nil {
+				return fmt.Errorf("shard list: %w", err)
+			}
+			if g.json() {
+				return printJSON(cmd.OutOrStdout(), res)
+			}
+			return printShards(cmd.OutOrStdout(), res)
+		},
+	}
+}
+
+func printShards(w io.Writer, res apiv1.ShardsResponse) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "SHARD\tLEADER\tREPLICAS\tBYTES\tAPPLIED\tLAG")
+	for _, s := range res.Shards {
+		var lag []string
+		for _, p := range s.Progress {
+			lag = append(lag, fmt.Sprintf("%s:%d", p.Node, p.Lag))
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\n", s.ID, orDash(s.Leader), orDash(strings.Join(s.Replicas, ",")),
+			s.Bytes, s.AppliedIndex, orDash(strings.Join(lag, " ")))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, m := range res.Moves {
+		fmt.Fprintf(w, "moving: shard %d %s%s (%s)\n", m.Shard, arrow(m.From, "-"), arrow(m.To, "+"), m.Stage)
+	}
+	return nil
+}
+
+func arrow(id, sign string) string {
+	if id == "" {
+		return ""
+	}
+	return sign + id
+}
+
+func newShardTransferCmd(g *globals) *cobra.Command {
+	var to string
+	cmd := &cobra.Command{
+		Use:   "transfer-leader SHARD --to NODE",
+		Short: "Move a shard's leadership to one of its replicas",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			shard, err := strconv.Atoi(args[0])
+			if err != nil || shard < 0 {
+				return fmt.Errorf("shard: not a shard number: %q", args[0])
+			}
+			if to == "" {
+				return errors.New("--to NODE is required")
+			}
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			res, err := c.TransferLeader(cmd.Context(), shard, to)
+			if err != nil {
+				return fmt.Errorf("shard transfer-leader %d: %w", shard, err)
+			}
+			if g.json() {
+				return printJSON(cmd.OutOrStdout(), res)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "shard %d: led by %s\n", res.Shard, res.Leader)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&to, "to", "", "node to lead the shard (required)")
+	return cmd
+}
