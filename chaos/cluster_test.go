@@ -56,6 +56,7 @@ type node struct {
 	clock              time.Duration // --clock-offset of the next start
 	logf               *os.File
 	client             *client.Client
+	gen                int // times its place was recycled after a removal
 }
 
 func newNode(nw network, bin, root string, idx int) (*node, error) {
@@ -106,6 +107,22 @@ func (n *node) start() error {
 	return nil
 }
 
+// recycle turns a removed node's place into a spare under a new id with an empty data dir (a removed id
+// stays refused for good). Its addresses stay.
+func (n *node) recycle(args []string) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.logf != nil {
+		n.logf.Close()
+		n.logf = nil
+	}
+	n.gen++
+	n.id = fmt.Sprintf("n%dg%d", n.idx, n.gen)
+	n.dir = filepath.Join(filepath.Dir(n.dir), n.id)
+	n.args, n.boot, n.started, n.clock = slices.Clone(args), nil, false, 0
+	return os.MkdirAll(n.dir, 0o755)
+}
+
 // kill sends SIGKILL (no shutdown path runs) and reaps the process.
 func (n *node) kill() {
 	n.mu.Lock()
@@ -154,6 +171,7 @@ type testCluster struct {
 	mu      sync.Mutex
 	members []*node
 	spares  []*node
+	args    []string // flags of every node's every start
 }
 
 // newCluster forms a cluster of size nodes (4 shards, 3 replicas) and prepares spare more, every node started
@@ -168,7 +186,7 @@ func newCluster(t *testing.T, size, spare int, args []string) *testCluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &testCluster{t: t, net: nw, root: root}
+	c := &testCluster{t: t, net: nw, root: root, args: args}
 	// Registered after the network's cleanup, so it runs before it: processes die before their namespaces.
 	t.Cleanup(c.close)
 	for i := 1; i <= size+spare; i++ {
@@ -185,7 +203,7 @@ func newCluster(t *testing.T, size, spare int, args []string) *testCluster {
 	}
 	for _, n := range c.members {
 		// The restart path has no --join: a node must rejoin from its data dir.
-		n.boot = []string{"--bootstrap-expect", fmt.Sprint(size), "--join", c.members[0].gossip, "--shards", "4", "--replicas", "3"}
+		n.boot = []string{"--bootstrap-expect", fmt.Sprint(size), "--join", c.members[0].gossip, "--shards", fmt.Sprint(chaosShards), "--replicas", fmt.Sprint(chaosReplicas)}
 	}
 	t0 := time.Now()
 	for _, n := range c.members {
@@ -258,20 +276,29 @@ func (c *testCluster) healAll(d time.Duration) error {
 	return nil
 }
 
-// healthy: every member answers and sees a healthy cluster of exactly the members, all alive.
+// healthy: every member answers and sees a healthy cluster of exactly the members, all alive (members removed
+// for good are listed as removed and not counted), with no replica move under way.
 func (c *testCluster) healthy() bool {
 	ms := c.nodes()
 	for _, n := range ms {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		st, err := n.client.ClusterStatus(ctx)
 		cancel()
-		if err != nil || !st.Healthy || len(st.Nodes) != len(ms) {
+		if err != nil || !st.Healthy || len(st.Moves) > 0 {
 			return false
 		}
+		counted := 0
 		for _, ns := range st.Nodes {
+			if ns.State == "removed" {
+				continue
+			}
 			if ns.State != "alive" {
 				return false
 			}
+			counted++
+		}
+		if counted != len(ms) {
+			return false
 		}
 	}
 	return true

@@ -22,11 +22,19 @@ const (
 	kindOneway  faultKind = "oneway"  // drop what node sends to peer; the other direction still flows
 	kindClock   faultKind = "clock"   // restart a node with another --clock-offset: a wall-clock step
 	kindDead    faultKind = "dead"    // SIGKILL a node past --dead-node-timeout so its replicas are re-placed
-	kindJoin    faultKind = "join"    // start a spare node that joins and takes replicas
+	kindJoin    faultKind = "join"    // start a spare node that joins; rebalancing moves replicas onto it
+	// Operator actions, run while the other faults come and go.
+	kindTransfer faultKind = "transfer" // move a shard's leadership to a chosen replica
+	kindDrain    faultKind = "drain"    // drain a node (with more members than replicas), then undrain it
+	kindRemove   faultKind = "remove"   // drain a node, remove it for good and stop its process
 )
 
 // kinds lists every fault kind in a fixed order (for dealing and printing).
-var kinds = []faultKind{kindKill, kindPause, kindIsolate, kindSplit, kindOneway, kindClock, kindDead, kindJoin}
+var kinds = []faultKind{kindKill, kindPause, kindIsolate, kindSplit, kindOneway, kindClock, kindDead, kindJoin,
+	kindTransfer, kindDrain, kindRemove}
+
+// chaosShards and chaosReplicas are the layout newCluster forms.
+const chaosShards, chaosReplicas = 4, 3
 
 func (k faultKind) needsPartitions() bool {
 	return k == kindIsolate || k == kindSplit || k == kindOneway
@@ -41,6 +49,7 @@ type fault struct {
 	minority []int         // split
 	offset   time.Duration // clock: the node's new --clock-offset
 	hold     time.Duration // how long the fault lasts
+	shard    int           // transfer: the shard whose leadership moves to peer
 	after    time.Duration // quiet time after healing
 }
 
@@ -52,6 +61,8 @@ func (f fault) String() string {
 		return fmt.Sprintf("oneway %d->%d for %v", f.node, f.peer, f.hold)
 	case kindClock:
 		return fmt.Sprintf("clock node %d offset %v", f.node, f.offset)
+	case kindTransfer:
+		return fmt.Sprintf("transfer shard %d to node %d", f.shard, f.peer)
 	}
 	return fmt.Sprintf("%s node %d for %v", f.kind, f.node, f.hold)
 }
@@ -68,8 +79,9 @@ type planSpec struct {
 
 // plan derives the nemesis schedule from the spec alone, so a seed replays the same faults. Kinds are dealt
 // from shuffled decks — every kind once per deck — so even a short schedule sees most of them. A join is
-// followed by a dead fault, which is what gives the new node replicas (placement only fills shards that lack
-// replicas; it does not rebalance).
+// followed by a dead fault of an older member, so its replicas are repaired onto a cluster that is also
+// rebalancing onto the newcomer, then by a drain and a removal (which need more members than replicas): the
+// removed node comes back as a spare under a new id, so every schedule with a spare runs the episode.
 func plan(p planSpec) []fault {
 	r := rand.New(rand.NewPCG(p.seed, 0x6368616f73))
 	ms := func(lo, span int) time.Duration { return time.Duration(lo+r.IntN(span)) * time.Millisecond }
@@ -91,7 +103,7 @@ func plan(p planSpec) []fault {
 			k, deck = deck[0], deck[1:]
 			head--
 		}
-		if k == kindJoin && spares == 0 {
+		if (k == kindJoin && spares == 0) || ((k == kindDrain || k == kindRemove) && members <= chaosReplicas) {
 			continue
 		}
 		f := fault{at: t, kind: k, node: r.IntN(members), after: ms(1000, 2500)}
@@ -125,7 +137,13 @@ func plan(p planSpec) []fault {
 		case kindJoin:
 			f.node = members // the spare's place in the member list
 			members, spares = members+1, spares-1
-			next, joined = append(next, kindDead), true
+			next, joined = append(next, kindDead, kindDrain, kindRemove), true
+		case kindTransfer:
+			f.peer, f.shard = r.IntN(members), r.IntN(chaosShards)
+		case kindDrain:
+			f.hold = ms(0, 2000) // drained this long before the undrain
+		case kindRemove:
+			members, spares = members-1, spares+1
 		}
 		fs = append(fs, f)
 		t += f.hold + f.after
@@ -142,6 +160,9 @@ const headCards = 3
 func newDeck(r *rand.Rand, partitions, first bool, seed uint64) []faultKind {
 	var d []faultKind
 	for _, k := range kinds {
+		if k == kindDrain || k == kindRemove {
+			continue // dealt after a join
+		}
 		if partitions || !k.needsPartitions() {
 			d = append(d, k)
 		}
@@ -238,6 +259,15 @@ func (nm *nemesis) apply(f fault) error {
 		return n.start()
 	case kindDead:
 		return nm.dead(n, f.hold)
+	case kindTransfer:
+		nm.transfer(f.shard, ms[f.peer%len(ms)])
+	case kindDrain:
+		if nm.drain(n) {
+			time.Sleep(f.hold)
+		}
+		nm.undrain(n)
+	case kindRemove:
+		return nm.remove(n)
 	}
 	return nil
 }
