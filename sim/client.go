@@ -164,8 +164,9 @@ func readUser(r *replica, user string) output {
 
 // laggard is the replica with the lowest applied index.
 func (c *cluster) laggard() *replica {
-	worst := c.reps[0]
-	for _, r := range c.reps[1:] {
+	ms := c.members()
+	worst := ms[0]
+	for _, r := range ms[1:] {
 		if r.raft.AppliedIndex() < worst.raft.AppliedIndex() {
 			worst = r
 		}

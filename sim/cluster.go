@@ -19,7 +19,7 @@ type cluster struct {
 	dir  string // snapshot stores; removed by close
 }
 
-func newCluster(n int, opts Options, wrap wrapFSM) (*cluster, error) {
+func newCluster(n, spares int, opts Options, wrap wrapFSM) (*cluster, error) {
 	log := opts.Logger
 	dir, err := os.MkdirTemp("", "memcluster-sim-*")
 	if err != nil {
@@ -27,7 +27,7 @@ func newCluster(n int, opts Options, wrap wrapFSM) (*cluster, error) {
 	}
 	c := &cluster{net: newNetwork(), log: log, dir: dir}
 	var ts []*transport
-	for i := 0; i < n; i++ {
+	for i := 0; i < n+spares; i++ {
 		r, err := openReplica(i, c.net, log, dir)
 		if err != nil {
 			c.close()
@@ -37,7 +37,7 @@ func newCluster(n int, opts Options, wrap wrapFSM) (*cluster, error) {
 		ts = append(ts, r.trans)
 	}
 	connect(ts)
-	for _, r := range c.reps {
+	for _, r := range c.reps[:n] { // spares start empty, outside the group, until a move adds them
 		if err := r.bootstrap(n, opts.ForceMonotonic); err != nil {
 			c.close()
 			return nil, err
@@ -98,7 +98,7 @@ func (c *cluster) converge(timeout time.Duration) error {
 
 func (c *cluster) settled(l *replica) bool {
 	last := l.raft.LastIndex()
-	for _, r := range c.reps {
+	for _, r := range c.members() {
 		if r.raft.LastIndex() != last || r.raft.AppliedIndex() != last {
 			return false
 		}

@@ -6,8 +6,12 @@ import (
 	"time"
 )
 
-// maxNodes bounds the replica count; fixed-size arrays keep Faults a comparable value.
-const maxNodes = 5
+// maxNodes bounds the replicas on the network (up to maxVoters voters and a spare for moves); fixed-size arrays
+// keep Faults a comparable value.
+const (
+	maxVoters = 5
+	maxNodes  = maxVoters + 1
+)
 
 // Faults is the state of the simulated network at one moment: which directed links lose messages and how long each
 // delays them. A partition is cuts in both directions; a one-way drop is a cut in one.

@@ -12,6 +12,7 @@ const (
 	streamTopology = iota + 1
 	streamFaults
 	streamOps
+	streamMoves
 )
 
 type plannedOp struct {
@@ -21,7 +22,9 @@ type plannedOp struct {
 
 // plan is everything a seed decides, made before the cluster starts.
 type plan struct {
-	nodes   int
+	nodes   int // voters
+	spares  int // replicas outside the group at the start (one when the run has moves)
+	moves   []plannedMove
 	users   []string
 	steps   []step
 	clients [][]plannedOp
@@ -35,7 +38,11 @@ func makePlan(o Options) plan {
 	for u := 0; u < o.Users; u++ {
 		p.users = append(p.users, fmt.Sprintf("user%d", u))
 	}
-	p.steps = planSchedule(rand.New(rand.NewPCG(o.Seed, streamFaults)), p.nodes, o.Steps)
+	if o.Moves > 0 {
+		p.spares = 1
+	}
+	p.steps = planSchedule(rand.New(rand.NewPCG(o.Seed, streamFaults)), p.nodes+p.spares, o.Steps)
+	p.moves = planMoves(rand.New(rand.NewPCG(o.Seed, streamMoves)), o.Moves, p.steps)
 	p.clients = planOps(rand.New(rand.NewPCG(o.Seed, streamOps)), o.Clients, o.OpsPerClient, p.users)
 	return p
 }
@@ -74,7 +81,10 @@ func planOps(rng *rand.Rand, clients, perClient int, users []string) [][]planned
 }
 
 func (p plan) describe() []string {
-	out := []string{fmt.Sprintf("%d replicas, %d clients x %d ops on %d users", p.nodes, len(p.clients), len(p.clients[0]), len(p.users))}
+	out := []string{fmt.Sprintf("%d replicas (+%d spare), %d clients x %d ops on %d users", p.nodes, p.spares, len(p.clients), len(p.clients[0]), len(p.users))}
+	for _, m := range p.moves {
+		out = append(out, fmt.Sprintf("move at %v (victim pick %d)", m.at.Round(time.Millisecond), m.victim))
+	}
 	for _, s := range p.steps {
 		out = append(out, fmt.Sprintf("%s for %v", s.desc, s.dur))
 	}

@@ -21,7 +21,7 @@ import (
 // stray key written into one replica must make the comparison fail.
 func TestReplayRebuildsReplica(t *testing.T) {
 	opts := Options{Seed: 1}.withDefaults()
-	c, err := newCluster(3, opts, nil)
+	c, err := newCluster(3, 0, opts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestReplayRebuildsReplica(t *testing.T) {
 	c.stopRaft()
 	discard := slog.New(slog.DiscardHandler)
 	res := &Result{}
-	if err := checkReplicas(c, res, discard); err != nil {
+	if err := checkReplicas(c.reps, res, discard); err != nil {
 		t.Fatal(err)
 	}
 	for i, st := range res.Replays {
@@ -66,7 +66,7 @@ func TestReplayRebuildsReplica(t *testing.T) {
 	if err := c.reps[0].db.Pebble().Set(storage.MemoryKey(shardID, "user0", "stray"), []byte{1}, pebble.Sync); err != nil {
 		t.Fatal(err)
 	}
-	err = checkReplicas(c, &Result{}, discard)
+	err = checkReplicas(c.reps, &Result{}, discard)
 	if !errors.Is(err, ErrDiverged) || !errors.Is(err, ErrReplayMismatch) {
 		t.Errorf("a stray key in n0: got %v, want ErrDiverged and ErrReplayMismatch", err)
 	}

@@ -32,6 +32,10 @@ type Options struct {
 	// log instead of compacting it; default false (raftstore answers false, as production uses it). It
 	// reproduces the panic of hashicorp/raft#697 (DESIGN.md).
 	ForceMonotonic bool
+	// Moves is how many replica moves run during the schedule (a spare joins as a non-voter, is promoted once
+	// caught up, then an old voter is removed); default 0. With moves the group has one spare replica, and the
+	// network faults reach it too.
+	Moves int
 	// Bugs plants deliberate faults for the self-test; default none.
 	Bugs Bugs
 	// Logger receives raft's errors and the harness's warnings; default discards.
@@ -40,9 +44,9 @@ type Options struct {
 
 func (o Options) validate() error {
 	switch {
-	case o.Nodes < 0 || o.Nodes > maxNodes:
-		return fmt.Errorf("%w: Nodes %d, want 1 to %d (0: the seed chooses)", ErrBadOptions, o.Nodes, maxNodes)
-	case o.Clients < 0, o.Users < 0, o.OpsPerClient < 0, o.Steps < 0:
+	case o.Nodes < 0 || o.Nodes > maxVoters:
+		return fmt.Errorf("%w: Nodes %d, want 1 to %d (0: the seed chooses)", ErrBadOptions, o.Nodes, maxVoters)
+	case o.Clients < 0, o.Users < 0, o.OpsPerClient < 0, o.Steps < 0, o.Moves < 0:
 		return fmt.Errorf("%w: negative count in %+v", ErrBadOptions, o)
 	}
 	return nil
@@ -99,7 +103,7 @@ func Run(opts Options) (*Result, error) {
 	p := makePlan(opts)
 	res := &Result{Seed: opts.Seed, Plan: p.describe()}
 	defer func() { res.Duration = time.Since(start) }()
-	c, err := newCluster(p.nodes, opts, opts.Bugs.wrap())
+	c, err := newCluster(p.nodes, p.spares, opts, opts.Bugs.wrap())
 	if err != nil {
 		return res, err
 	}
@@ -108,8 +112,16 @@ func Run(opts Options) (*Result, error) {
 	if err := c.converge(convergeTimeout); err != nil {
 		return res, fmt.Errorf("initial election: %w", err)
 	}
-	rec := exercise(c, p, opts, res)
+	mv := &mover{c: c, voters: p.nodes}
+	rec := exercise(c, p, opts, res, mv)
 	res.History = rec.ops
+	if len(p.moves) > 0 {
+		err := mv.finish(convergeTimeout)
+		res.Events = append(res.Events, mv.events...)
+		if err != nil {
+			return res, errors.Join(err, checkHistory(res))
+		}
+	}
 	if err := c.converge(convergeTimeout); err != nil {
 		// The history recorded so far is still checked: a stuck follower (hashicorp/raft#697) must not hide a
 		// linearizability violation.
@@ -119,18 +131,24 @@ func Run(opts Options) (*Result, error) {
 	if err := c.converge(convergeTimeout); err != nil {
 		return res, fmt.Errorf("after final reads: %w", err)
 	}
+	members := c.members()
 	c.stopRaft()
 	res.History = rec.ops
-	return res, errors.Join(c.halted(), checkHistory(res), checkReplicas(c, res, opts.Logger))
+	return res, errors.Join(c.halted(), checkHistory(res), checkReplicas(members, res, opts.Logger))
 }
 
 // exercise runs the nemesis and the clients concurrently and returns the recorded history.
-func exercise(c *cluster, p plan, opts Options, res *Result) *recorder {
+func exercise(c *cluster, p plan, opts Options, res *Result, mv *mover) *recorder {
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	rec := &recorder{start: time.Now()}
 	var wg sync.WaitGroup
-	wg.Go(func() { res.Events = runSchedule(ctx, c, p.steps, rec.start) })
+	mv.start = rec.start
+	schedCtx, schedDone := context.WithCancel(ctx)
+	wg.Go(func() { defer schedDone(); res.Events = runSchedule(ctx, c, p.steps, rec.start) })
+	if len(p.moves) > 0 {
+		wg.Go(func() { mv.run(schedCtx, p.moves) }) // a move still under way when the faults end is finished after
+	}
 	for i, ops := range p.clients {
 		cl := &client{id: i, c: c, rec: rec, opts: opts}
 		wg.Go(func() { cl.run(ctx, ops) })
@@ -169,28 +187,28 @@ func checkHistory(res *Result) error {
 
 // checkReplicas compares the converged replicas' keyspaces with each other and with a rebuild of each from its
 // own snapshot and log.
-func checkReplicas(c *cluster, res *Result, log *slog.Logger) error {
+func checkReplicas(members []*replica, res *Result, log *slog.Logger) error {
 	var errs []error
 	var ref []kv
-	for i, r := range c.reps {
+	for i, r := range members {
 		kvs, err := dumpShard(r.db)
 		if err != nil {
-			return fmt.Errorf("dump n%d: %w", i, err)
+			return fmt.Errorf("dump n%d: %w", r.id, err)
 		}
 		res.Digests = append(res.Digests, digestOf(kvs))
 		if i == 0 {
 			ref = kvs
 		} else if res.Digests[i] != res.Digests[0] {
-			errs = append(errs, fmt.Errorf("%w: n0 %v, n%d %v; first difference: %s",
-				ErrDiverged, res.Digests[0], i, res.Digests[i], firstDiff(ref, kvs)))
+			errs = append(errs, fmt.Errorf("%w: n%d %v, n%d %v; first difference: %s",
+				ErrDiverged, members[0].id, res.Digests[0], r.id, res.Digests[i], firstDiff(ref, kvs)))
 		}
 		replayed, st, err := replayReplica(r, log)
 		res.Replays = append(res.Replays, st)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("replay n%d: %w", i, err))
+			errs = append(errs, fmt.Errorf("replay n%d: %w", r.id, err))
 		} else if d := digestOf(replayed); d != res.Digests[i] {
 			errs = append(errs, fmt.Errorf("%w: n%d live %v, replayed %v (snapshot %d + %d entries); first difference: %s",
-				ErrReplayMismatch, i, res.Digests[i], d, st.SnapshotIndex, st.Entries, firstDiff(kvs, replayed)))
+				ErrReplayMismatch, r.id, res.Digests[i], d, st.SnapshotIndex, st.Entries, firstDiff(kvs, replayed)))
 		}
 	}
 	return errors.Join(errs...)
