@@ -264,3 +264,37 @@ func TestDeadMetaVoterReplaced(t *testing.T) {
 		return false
 	})
 }
+
+// With --zone, rebalancing after joins keeps each shard's replicas in distinct zones.
+func TestZonesKeepReplicasApart(t *testing.T) {
+	base := testConfig()
+	base.Shards = 8
+	c := &testCluster{t: t, base: base}
+	t.Cleanup(func() {
+		for _, tn := range c.nodes {
+			tn.stop()
+		}
+	})
+	for i, zone := range []string{"a", "b", "c"} {
+		cfg := base
+		cfg.NodeID, cfg.Zone, cfg.BootstrapExpect = fmt.Sprintf("n%d", i+1), zone, 3
+		c.add(cfg)
+	}
+	c.waitHealthy(c.nodes[0], 40*time.Second, "a healthy cluster")
+	for i, zone := range []string{"a", "b", "c"} {
+		cfg := base
+		cfg.NodeID, cfg.Zone = fmt.Sprintf("n%d", i+4), zone
+		c.add(cfg)
+	}
+	c.waitBalanced(c.nodes[0], 1, 120*time.Second, "6 nodes in 3 zones balanced")
+	st := c.nodes[0].MetaState()
+	for s, reps := range st.Placement {
+		zones := map[string]bool{}
+		for _, id := range reps {
+			zones[st.Nodes[id].Zone] = true
+		}
+		if len(zones) != 3 {
+			t.Errorf("shard %d: replicas %v in zones %v", s, reps, zones)
+		}
+	}
+}
