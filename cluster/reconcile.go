@@ -119,7 +119,7 @@ func (n *Node) reconcileLocal() {
 		// counts it (so a replica being moved off keeps voting until its replacement votes), or after a long
 		// wait when no leader says so.
 		if ok && r != nil && !r.IsLeader() && time.Since(since) > 2*time.Second &&
-			(!n.stillMember(r) || time.Since(since) > 10*time.Minute) {
+			(!n.stillMember(r, placedOn(st, s)) || time.Since(since) > 10*time.Minute) {
 			n.dropReplica(s)
 		}
 	}
@@ -210,21 +210,37 @@ func (n *Node) caughtUp(r *Replica, node string) bool {
 	return false
 }
 
-// stillMember asks the shard's leader whether this node is still in its group (true when it cannot tell).
-func (n *Node) stillMember(r *Replica) bool {
-	leader := r.Leader()
-	if leader == "" || leader == n.cfg.NodeID {
-		return true
+// placedOn is the nodes placed to hold shard s (none for a shard the map does not have).
+func placedOn(st MetaState, s uint32) []string {
+	if int(s) < len(st.Placement) {
+		return st.Placement[s]
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	var rep NodeReport
-	if err := n.call(ctx, http.MethodGet, n.httpAddrOf(leader), internalPrefix+"node", nil, "", nil, &rep); err != nil {
-		return true
+	return nil
+}
+
+// stillMember asks the shard's leader whether this node is still in its group (true when no leader can tell).
+// The leader is the local replica's view, or, when it knows none (a removed replica campaigns alone and never
+// hears from the group again), whichever placed replica reports leading.
+func (n *Node) stillMember(r *Replica, placed []string) bool {
+	ask := placed
+	if l := r.Leader(); l != "" {
+		ask = []string{l}
 	}
-	for _, rr := range rep.Replicas {
-		if rr.Shard == r.Shard && rr.State == "Leader" {
-			return slices.Contains(rr.Voters, n.cfg.NodeID) || slices.Contains(rr.Nonvoters, n.cfg.NodeID)
+	for _, id := range ask {
+		if id == n.cfg.NodeID {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		var rep NodeReport
+		err := n.call(ctx, http.MethodGet, n.httpAddrOf(id), internalPrefix+"node", nil, "", nil, &rep)
+		cancel()
+		if err != nil {
+			continue
+		}
+		for _, rr := range rep.Replicas {
+			if rr.Shard == r.Shard && rr.State == "Leader" {
+				return slices.Contains(rr.Voters, n.cfg.NodeID) || slices.Contains(rr.Nonvoters, n.cfg.NodeID)
+			}
 		}
 	}
 	return true

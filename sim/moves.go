@@ -147,6 +147,9 @@ func (m *mover) step(ctx context.Context, l *replica, spare, victim raft.ServerI
 			return false, sleepCtx(ctx, 2*time.Millisecond)
 		}
 		return false, wait(ctx, l.raft.AddVoter(spare, raft.ServerAddress(spare), 0, futureTimeout))
+	case slices.Contains(voters, victim) && victim == serverID(l.id):
+		// A leader never removes itself (raft would shut it down): it hands over first, as cluster's does.
+		return false, wait(ctx, l.raft.LeadershipTransfer())
 	case slices.Contains(voters, victim):
 		return false, wait(ctx, l.raft.RemoveServer(victim, 0, futureTimeout))
 	}
