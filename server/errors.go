@@ -127,7 +127,11 @@ func describeJSONError(err error) (msg, field string) {
 			f := pointerField(syn.JSONPointer)
 			return "malformed JSON: " + strings.TrimPrefix(err.Error(), "jsontext: "), f
 		}
-		return fmt.Sprintf("malformed JSON at byte %d: %s", syn.ByteOffset, strings.TrimPrefix(err.Error(), "jsontext: ")), ""
+		msg := strings.TrimPrefix(err.Error(), "jsontext: ")
+		if i := strings.LastIndex(msg, " after offset "); i > 0 {
+			msg = msg[:i] // the offset is said once, up front
+		}
+		return fmt.Sprintf("malformed JSON at byte %d: %s", syn.ByteOffset, msg), ""
 	}
 	return "invalid JSON: " + err.Error(), ""
 }
