@@ -443,6 +443,8 @@ type benchReport struct {
 	TimeoutS  float64  `json:"timeout_s"`
 	RunID     string   `json:"run_id,omitempty"`
 	SizeBytes int      `json:"size_bytes,omitempty"` // write
+	// Batch: memories per request (write --batch); ops count requests, so memories/s is ops_per_s × batch.
+	Batch int `json:"batch,omitempty"`
 	Users     int      `json:"users"`
 	// UserPrefix: the users are UserPrefix0 .. UserPrefix<Users-1>.
 	UserPrefix      string            `json:"user_prefix"`

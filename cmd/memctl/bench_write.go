@@ -24,6 +24,7 @@ type benchWriteOptions struct {
 	benchOptions
 	size  int
 	users int
+	batch int
 }
 
 func newBenchWriteCmd(g *globals) *cobra.Command {
@@ -35,7 +36,9 @@ func newBenchWriteCmd(g *globals) *cobra.Command {
 
 Every client puts memories of about --size bytes of varied English text for
 users picked at random among --users users named bench-write-<run id>-<i>.
-The memories carry run_id bench-<run id> and the tag "bench".`,
+The memories carry run_id bench-<run id> and the tag "bench". With --batch N each
+request is a batch put of N memories of one user (POST /v1/memories/batch): a fast
+way to load a cluster; ops then count requests.`,
 		Example: `  memctl bench write --clients 32 --duration 30s
   memctl bench write --addr-list http://n1:7480,http://n2:7480,http://n3:7480 -o json`,
 		Args: cobra.NoArgs,
@@ -53,7 +56,10 @@ The memories carry run_id bench-<run id> and the tag "bench".`,
 			prefix := "bench-write-" + runID + "-"
 			r := o.report("write", addrs, g)
 			r.RunID, r.SizeBytes, r.Users, r.UserPrefix = runID, o.size, o.users, prefix
-			run := o.runner(pool, benchWriteOp(prefix, "bench-"+runID, o.users, o.size), cmd.ErrOrStderr(), "bench write")
+			if o.batch > 1 {
+				r.Batch = o.batch
+			}
+			run := o.runner(pool, benchWriteOp(prefix, "bench-"+runID, o.users, o.size, o.batch), cmd.ErrOrStderr(), "bench write")
 			r.fill(run.run(cmd.Context()), pool)
 			if err := benchOutput(g, cmd.OutOrStdout(), r); err != nil {
 				return err
@@ -69,6 +75,7 @@ func (o *benchWriteOptions) addFlags(f *pflag.FlagSet) {
 	o.benchOptions.addFlags(f, benchWriteClients)
 	f.IntVar(&o.size, "size", benchWriteSize, "text size of each memory in bytes")
 	f.IntVar(&o.users, "users", benchWriteUsers, "number of users the memories are spread over")
+	f.IntVar(&o.batch, "batch", 1, "memories per request: above 1, batch puts of one user's memories")
 }
 
 func (o *benchWriteOptions) validate(g *globals) ([]string, error) {
@@ -82,20 +89,27 @@ func (o *benchWriteOptions) validate(g *globals) ([]string, error) {
 	if o.users < 1 {
 		return nil, fmt.Errorf("--users %d: must be at least 1", o.users)
 	}
+	if o.batch < 1 || o.batch > apiv1.MaxBatch {
+		return nil, fmt.Errorf("--batch %d: must be between 1 and %d", o.batch, apiv1.MaxBatch)
+	}
 	return addrs, nil
 }
 
-// benchWriteOp puts one memory of a random user.
-func benchWriteOp(prefix, runID string, users, size int) benchOp {
+// benchWriteOp puts one memory of a random user, or a batch of them.
+func benchWriteOp(prefix, runID string, users, size, batch int) benchOp {
 	tags := []string{"bench"}
 	return func(ctx context.Context, c *client.Client, _ int, rng *rand.Rand) (int, error) {
-		_, err := c.Put(ctx, apiv1.PutRequest{
-			UserID:  benchUser(prefix, rng.IntN(users)),
-			AgentID: "memctl-bench",
-			RunID:   runID,
-			Text:    benchText(rng, size),
-			Tags:    tags,
-		})
+		user := benchUser(prefix, rng.IntN(users))
+		reqs := make([]apiv1.PutRequest, max(batch, 1))
+		for i := range reqs {
+			reqs[i] = apiv1.PutRequest{UserID: user, AgentID: "memctl-bench", RunID: runID, Text: benchText(rng, size), Tags: tags}
+		}
+		var err error
+		if batch > 1 {
+			_, err = c.PutBatch(ctx, reqs)
+		} else {
+			_, err = c.Put(ctx, reqs[0])
+		}
 		return -1, err
 	}
 }
