@@ -154,19 +154,8 @@ func (n *Node) observeMoves(st MetaState, views []shardView, in placement.Cluste
 			leads[in.Leaders[s]]++
 		}
 	}
-	n.metrics.replicaImbalance.Set(float64(spread(load)))
-	n.metrics.leaderImbalance.Set(float64(spread(leads)))
-}
-
-func spread(m map[string]int) int {
-	lo, hi := -1, 0
-	for _, v := range m {
-		hi = max(hi, v)
-		if lo < 0 || v < lo {
-			lo = v
-		}
-	}
-	return max(0, hi-max(lo, 0))
+	n.metrics.replicaImbalance.Set(float64(placement.Spread(load)))
+	n.metrics.leaderImbalance.Set(float64(placement.Spread(leads)))
 }
 
 func symmetricDiff(a, b []string) []string {

@@ -434,6 +434,21 @@ func (p *planner) applyChain(sink string, prev func(string) (string, int)) {
 	}
 }
 
+// Spread is max minus min of the counts (0 for none): the imbalance the planner keeps within 1.
+func Spread(counts map[string]int) int {
+	lo, hi, first := 0, 0, true
+	for _, v := range counts {
+		if first || v < lo {
+			lo = v
+		}
+		if first || v > hi {
+			hi = v
+		}
+		first = false
+	}
+	return hi - lo
+}
+
 func mark(m map[string]map[int]bool, id string, s int, on bool) {
 	if m[id] == nil {
 		m[id] = map[int]bool{}

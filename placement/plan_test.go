@@ -86,18 +86,7 @@ func (s *sim) check(t *testing.T) (replicaSpread, leaderSpread int) {
 		}
 		leads[s.Leaders[sh]]++
 	}
-	return spread(load), spread(leads)
-}
-
-func spread(m map[string]int) int {
-	lo, hi := -1, 0
-	for _, v := range m {
-		hi = max(hi, v)
-		if lo < 0 || v < lo {
-			lo = v
-		}
-	}
-	return hi - lo
+	return Spread(load), Spread(leads)
 }
 
 // lowerBound is the fewest replica moves that can reach balance: every replica on a node that may not keep it

@@ -17,19 +17,8 @@ import (
 const exitUnhealthy = 2
 
 func newClusterCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "cluster",
-		Short: "Inspect the cluster",
-		// A bare "memctl cluster" is a mistake; say so instead of printing help with exit 0.
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("unknown command %q for \"memctl cluster\"", args[0])
-			}
-			return errors.New(`missing subcommand (try "memctl cluster status")`)
-		},
-	}
-	cmd.AddCommand(newClusterStatusCmd(g), newClusterRebalanceCmd(g))
-	return cmd
+	return newGroupCmd("cluster", "Inspect the cluster and pause or resume rebalancing",
+		newClusterStatusCmd(g), newClusterRebalanceCmd(g))
 }
 
 func newClusterStatusCmd(g *globals) *cobra.Command {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -12,18 +11,8 @@ import (
 )
 
 func newNodeCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "node",
-		Short: "List, drain and remove cluster members",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("unknown command %q for \"memctl node\"", args[0])
-			}
-			return errors.New(`missing subcommand (try "memctl node list")`)
-		},
-	}
-	cmd.AddCommand(newNodeListCmd(g), newNodeDrainCmd(g), newNodeRemoveCmd(g))
-	return cmd
+	return newGroupCmd("node", "List, drain and remove cluster members",
+		newNodeListCmd(g), newNodeDrainCmd(g), newNodeRemoveCmd(g))
 }
 
 func newNodeListCmd(g *globals) *cobra.Command {

@@ -13,18 +13,7 @@ import (
 )
 
 func newShardCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "shard",
-		Short: "List shards and move their leadership",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("unknown command %q for \"memctl shard\"", args[0])
-			}
-			return errors.New(`missing subcommand (try "memctl shard list")`)
-		},
-	}
-	cmd.AddCommand(newShardListCmd(g), newShardTransferCmd(g))
-	return cmd
+	return newGroupCmd("shard", "List shards and move their leadership", newShardListCmd(g), newShardTransferCmd(g))
 }
 
 func newShardListCmd(g *globals) *cobra.Command {
