@@ -445,7 +445,7 @@ type benchReport struct {
 	SizeBytes int      `json:"size_bytes,omitempty"` // write
 	// Batch: memories per request (write --batch); ops count requests, so memories/s is ops_per_s × batch.
 	Batch int `json:"batch,omitempty"`
-	Users     int      `json:"users"`
+	Users int `json:"users"`
 	// UserPrefix: the users are UserPrefix0 .. UserPrefix<Users-1>.
 	UserPrefix      string            `json:"user_prefix"`
 	MemoriesPerUser int               `json:"memories_per_user,omitempty"` // search
