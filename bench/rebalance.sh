@@ -4,7 +4,8 @@
 # nodes join while the same puts and searches run, until every node holds 8 ± 1 replicas with no move under
 # way. Prints one line:
 #   rebalance: memories=M seconds=T moved_bytes=B bytes_per_s=R put_p99_ratio=X search_p99_ratio=Y
-# and keeps every memctl JSON report in $OUT. Ports 30480-30542. Env: LOAD (330s), DUR (30s), OUT (bench/out/rebalance).
+# and keeps every memctl JSON report in $OUT. Ports 30480-30542. Env: LOAD (330s), DUR (30s), OUT (bench/out/rebalance),
+# NODE_FLAGS (extra memnode flags on every node, e.g. "--rebalance-max-moves 2 --rebalance-moves-per-node 1").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LOAD=${LOAD:-330s}
@@ -27,7 +28,7 @@ start_node() { # i [extra flags]
   local i=$1 base=$((30470 + 10 * $1))
   shift
   ./bin/memnode --node-id "n$i" --data-dir "$OUT/data/n$i" --http-addr "127.0.0.1:$base" \
-    --raft-addr "127.0.0.1:$((base + 1))" --gossip-addr "127.0.0.1:$((base + 2))" "$@" >"$OUT/n$i.log" 2>&1 &
+    --raft-addr "127.0.0.1:$((base + 1))" --gossip-addr "127.0.0.1:$((base + 2))" ${NODE_FLAGS:-} "$@" >"$OUT/n$i.log" 2>&1 &
   PIDS+=($!)
 }
 for i in 1 2 3; do start_node "$i" --bootstrap-expect 3 --join 127.0.0.1:30482 --shards 16 --replicas 3; done
