@@ -33,15 +33,16 @@ type Node struct {
 	meta  *metaFSM
 	mraft *raftGroup
 
-	mu         sync.RWMutex
-	replicas   map[uint32]*Replica
-	outSince   map[uint32]time.Time // local replicas no longer in the placement, since when
-	deadSince  map[string]time.Time // meta leader only: members not alive, since when
-	bootInit   *metaCommand         // set on a bootstrapper until init is committed
-	leaderHint map[uint32]string
-	moving     map[int]bool         // meta leader only: shards whose placement has not converged
-	told       map[string]time.Time // meta leader only: removed nodes told so, when
-	removed    atomic.Bool          // this node was removed from the cluster
+	mu          sync.RWMutex
+	replicas    map[uint32]*Replica
+	outSince    map[uint32]time.Time // local replicas no longer in the placement, since when
+	deadSince   map[string]time.Time // meta leader only: members not alive, since when
+	bootInit    *metaCommand         // set on a bootstrapper until init is committed
+	leaderHint  map[uint32]string
+	moving      map[int]bool         // meta leader only: shards whose placement has not converged
+	told        map[string]time.Time // meta leader only: removed nodes told so, when
+	transferred map[int]time.Time    // meta leader only: when a shard's last automatic leader transfer started
+	removed     atomic.Bool          // this node was removed from the cluster
 
 	http   *http.Client
 	kickCh chan struct{}
@@ -58,7 +59,7 @@ func New(cfg Config, db *storage.DB, idx IndexFactory) (*Node, error) {
 	n := &Node{
 		cfg: cfg, db: db, newIdx: idx, log: cfg.Logger.With("node", cfg.NodeID),
 		replicas: map[uint32]*Replica{}, outSince: map[uint32]time.Time{}, deadSince: map[string]time.Time{},
-		leaderHint: map[uint32]string{}, told: map[string]time.Time{},
+		leaderHint: map[uint32]string{}, told: map[string]time.Time{}, transferred: map[int]time.Time{},
 		http: &http.Client{Timeout: 30 * time.Second,
 			Transport: &http.Transport{MaxIdleConnsPerHost: 64, TLSClientConfig: cfg.TLS}},
 		kickCh: make(chan struct{}, 1), stop: make(chan struct{}),

@@ -113,6 +113,9 @@ func (n *Node) rebalance(st MetaState, gone map[string]bool) {
 		return
 	}
 	for _, t := range plan.Transfers {
+		if !n.transferAllowed(t, views) {
+			continue
+		}
 		n.metrics.transfers.WithLabelValues(t.Reason).Inc()
 		go func(t placement.Transfer) {
 			tctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -122,6 +125,35 @@ func (n *Node) rebalance(st MetaState, gone map[string]bool) {
 			}
 		}(t)
 	}
+}
+
+// transferSlack is how far (raft entries) an automatic transfer's target may trail the leader.
+const transferSlack = 64
+
+// transferCooldown is how long a shard gets no new automatic leadership transfer after one was started.
+const transferCooldown = 15 * time.Second
+
+// transferAllowed guards automatic leadership transfers against a hashicorp/raft v1.8.0 hang: a transfer
+// whose catch-up request to the target's replication goroutine is never read blocks forever (raft.go:1003,
+// seen in a rebalance benchmark: 12 minutes in a chan send), and the leader then refuses every write and
+// membership change with "leadership transfer in progress". Transfers go only to a target within
+// transferSlack entries of the leader (little catch-up), and at most once per transferCooldown per shard (a
+// retry soon after a failed attempt is what meets the stale request). Operator transfers are not limited.
+func (n *Node) transferAllowed(t placement.Transfer, views []shardView) bool {
+	if t.Shard >= len(views) {
+		return false
+	}
+	v := views[t.Shard]
+	if app, ok := v.replicaApp[t.To]; !ok || app+transferSlack < v.applied {
+		return false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if time.Since(n.transferred[t.Shard]) < transferCooldown {
+		return false
+	}
+	n.transferred[t.Shard] = time.Now()
+	return true
 }
 
 // observeMoves keeps the move metrics: moves under way, finished ones (with the shard's bytes), and the
