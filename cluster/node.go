@@ -42,6 +42,7 @@ type Node struct {
 	moving      map[int]bool         // meta leader only: shards whose placement has not converged
 	told        map[string]time.Time // meta leader only: removed nodes told so, when
 	transferred map[int]time.Time    // meta leader only: when a shard's last automatic leader transfer started
+	planned     time.Time            // meta leader only: when it last planned (rebalanceEvery)
 	removed     atomic.Bool          // this node was removed from the cluster
 
 	http   *http.Client

@@ -127,6 +127,9 @@ func (n *Node) rebalance(st MetaState, gone map[string]bool) {
 	}
 }
 
+// rebalanceEvery bounds how often the meta leader plans (each plan gathers every node's report).
+const rebalanceEvery = 500 * time.Millisecond
+
 // transferSlack is how far (raft entries) an automatic transfer's target may trail the leader.
 const transferSlack = 64
 

@@ -283,7 +283,11 @@ func (n *Node) reconcileMeta() {
 		}
 	}
 	n.syncMetaMembership(st, live, gone)
-	n.rebalance(st, gone)
+	// Planning asks every node for its replica report: at most twice a second, however fast reconciles run.
+	if time.Since(n.planned) >= rebalanceEvery {
+		n.planned = time.Now()
+		n.rebalance(st, gone)
+	}
 }
 
 // syncMetaMembership keeps the meta group at 3 or 5 voters as membership allows, one change per reconcile:
