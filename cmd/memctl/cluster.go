@@ -92,9 +92,7 @@ func printClusterStatus(w io.Writer, st apiv1.ClusterStatus) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, m := range st.Moves {
-		fmt.Fprintf(w, "moving: shard %d %s%s (%s)\n", m.Shard, arrow(m.From, "-"), arrow(m.To, "+"), m.Stage)
-	}
+	printMoves(w, st.Moves)
 	if st.RebalancePaused {
 		fmt.Fprintln(w, "rebalancing: paused")
 	}

@@ -52,10 +52,15 @@ func printShards(w io.Writer, res apiv1.ShardsResponse) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, m := range res.Moves {
+	printMoves(w, res.Moves)
+	return nil
+}
+
+// printMoves writes one line per replica move under way.
+func printMoves(w io.Writer, moves []apiv1.MoveStatus) {
+	for _, m := range moves {
 		fmt.Fprintf(w, "moving: shard %d %s%s (%s)\n", m.Shard, arrow(m.From, "-"), arrow(m.To, "+"), m.Stage)
 	}
-	return nil
 }
 
 func arrow(id, sign string) string {
