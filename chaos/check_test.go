@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,7 +20,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
-	"github.com/memcluster/memcluster/cluster"
+	"github.com/memcluster/memcluster/apiv1"
+	"github.com/memcluster/memcluster/shardmap"
 )
 
 // verdict is what the checks found in one history.
@@ -190,13 +193,51 @@ type replicaReport struct {
 	} `json:"replicas"`
 }
 
+// settledStatus is n's cluster status once no split is under way (a split's child holds its users only once
+// it has formed).
+func settledStatus(n *node, d time.Duration) (apiv1.ClusterStatus, error) {
+	deadline := time.Now().Add(d)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		st, err := n.client.ClusterStatus(ctx)
+		cancel()
+		if err == nil && st.Split == nil && len(st.Shards) > 0 {
+			return st, nil
+		}
+		if time.Now().After(deadline) {
+			return st, fmt.Errorf("cluster status: a split still under way after %v (%v)", d, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// router routes users with the shard map a cluster status reports, as memnode does.
+func router(st apiv1.ClusterStatus) (func(string) uint32, error) {
+	ranges := make([]shardmap.Range, len(st.Shards))
+	for _, s := range st.Shards {
+		first, err1 := strconv.ParseUint(s.Range.First, 16, 64)
+		last, err2 := strconv.ParseUint(s.Range.Last, 16, 64)
+		if err := errors.Join(err1, err2); err != nil || s.ID >= len(ranges) {
+			return nil, fmt.Errorf("shard %d's range %+v: %v", s.ID, s.Range, err)
+		}
+		ranges[s.ID] = shardmap.Range{Bucket: s.Range.Bucket, First: first, Last: last}
+	}
+	m, err := shardmap.New(uint32(st.Buckets), ranges)
+	if err != nil {
+		return nil, err
+	}
+	return m.Lookup, nil
+}
+
 // replicasAgree returns how many (id, replica) pairs it compared and how many ids differ between replicas.
 func replicasAgree(t *testing.T, c *testCluster, h *history) (checked, divergent int, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	st, err := c.nodes()[0].client.ClusterStatus(ctx)
-	cancel()
+	st, err := settledStatus(c.nodes()[0], 90*time.Second)
 	if err != nil {
-		return 0, 0, fmt.Errorf("replica check: cluster status: %w", err)
+		return 0, 0, fmt.Errorf("replica check: %w", err)
+	}
+	route, err := router(st)
+	if err != nil {
+		return 0, 0, fmt.Errorf("replica check: %w", err)
 	}
 	addr := map[string]string{}
 	for _, n := range st.Nodes {
@@ -216,7 +257,7 @@ func replicasAgree(t *testing.T, c *testCluster, h *history) (checked, divergent
 	var mu sync.Mutex
 	err = parallel(len(keys), func(i int) error {
 		k := keys[i]
-		s := cluster.ShardFor(k.user, len(placed))
+		s := route(k.user)
 		var copies []string
 		for _, id := range placed[s] {
 			got, err := localRead(hc, addr[id], s, k)

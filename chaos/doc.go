@@ -1,4 +1,4 @@
-// Package chaos is the fault-injection campaign of memcluster (issue 6, "Faults"). Everything is in the tests;
+// Package chaos is the fault-injection campaign of memcluster ("Faults"). Everything is in the tests;
 // they run real memnode processes and skip unless MEMCLUSTER_CHAOS=1, CI=true or a -chaos.* flag is given.
 //
 // Network. By default (-chaos.net=auto) every node runs in its own Linux network namespace: a hub namespace

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/memcluster/memcluster/apiv1"
-	"github.com/memcluster/memcluster/cluster"
 )
 
 var (
@@ -115,8 +114,9 @@ func leaderOf(n *node, user string) (string, uint32, error) {
 	defer cancel()
 	for {
 		st, err := n.client.ClusterStatus(ctx)
-		if err == nil && len(st.Shards) > 0 {
-			shard := cluster.ShardFor(user, len(st.Shards))
+		route, rerr := router(st)
+		if err == nil && rerr == nil && len(st.Shards) > 0 {
+			shard := route(user)
 			for _, s := range st.Shards {
 				if uint32(s.ID) == shard && s.Leader != "" {
 					return s.Leader, shard, nil

@@ -27,11 +27,12 @@ const (
 	kindTransfer faultKind = "transfer" // move a shard's leadership to a chosen replica
 	kindDrain    faultKind = "drain"    // drain a node (with more members than replicas), then undrain it
 	kindRemove   faultKind = "remove"   // drain a node, remove it for good and stop its process
+	kindReshard  faultKind = "reshard"  // split a shard online and SIGKILL a node while it splits
 )
 
 // kinds lists every fault kind in a fixed order (for dealing and printing).
 var kinds = []faultKind{kindKill, kindPause, kindIsolate, kindSplit, kindOneway, kindClock, kindDead, kindJoin,
-	kindTransfer, kindDrain, kindRemove}
+	kindTransfer, kindDrain, kindRemove, kindReshard}
 
 // chaosShards and chaosReplicas are the layout newCluster forms.
 const chaosShards, chaosReplicas = 4, 3
@@ -49,7 +50,7 @@ type fault struct {
 	minority []int         // split
 	offset   time.Duration // clock: the node's new --clock-offset
 	hold     time.Duration // how long the fault lasts
-	shard    int           // transfer: the shard whose leadership moves to peer
+	shard    int           // transfer: the shard whose leadership moves to peer; reshard: the shard split
 	after    time.Duration // quiet time after healing
 }
 
@@ -63,6 +64,8 @@ func (f fault) String() string {
 		return fmt.Sprintf("clock node %d offset %v", f.node, f.offset)
 	case kindTransfer:
 		return fmt.Sprintf("transfer shard %d to node %d", f.shard, f.peer)
+	case kindReshard:
+		return fmt.Sprintf("split shard %d, SIGKILL node %d for %v meanwhile", f.shard, f.node, f.hold)
 	}
 	return fmt.Sprintf("%s node %d for %v", f.kind, f.node, f.hold)
 }
@@ -80,8 +83,9 @@ type planSpec struct {
 // plan derives the nemesis schedule from the spec alone, so a seed replays the same faults. Kinds are dealt
 // from shuffled decks — every kind once per deck — so even a short schedule sees most of them. A join is
 // followed by a dead fault of an older member, so its replicas are repaired onto a cluster that is also
-// rebalancing onto the newcomer, then by a drain and a removal (which need more members than replicas): the
-// removed node comes back as a spare under a new id, so every schedule with a spare runs the episode.
+// rebalancing onto the newcomer, then by a split with a node killed meanwhile, a drain and a removal (which
+// need more members than replicas): the removed node comes back as a spare under a new id, so every schedule
+// with a spare runs the episode.
 func plan(p planSpec) []fault {
 	r := rand.New(rand.NewPCG(p.seed, 0x6368616f73))
 	ms := func(lo, span int) time.Duration { return time.Duration(lo+r.IntN(span)) * time.Millisecond }
@@ -137,9 +141,11 @@ func plan(p planSpec) []fault {
 		case kindJoin:
 			f.node = members // the spare's place in the member list
 			members, spares = members+1, spares-1
-			next, joined = append(next, kindDead, kindDrain, kindRemove), true
+			next, joined = append(next, kindDead, kindReshard, kindDrain, kindRemove), true
 		case kindTransfer:
 			f.peer, f.shard = r.IntN(members), r.IntN(chaosShards)
+		case kindReshard:
+			f.shard, f.hold = r.IntN(chaosShards), ms(300, 2700) // one of the first shards: ranges halve each time
 		case kindDrain:
 			f.hold = ms(0, 2000) // drained this long before the undrain
 		case kindRemove:
@@ -160,7 +166,7 @@ const headCards = 3
 func newDeck(r *rand.Rand, partitions, first bool, seed uint64) []faultKind {
 	var d []faultKind
 	for _, k := range kinds {
-		if k == kindDrain || k == kindRemove {
+		if k == kindDrain || k == kindRemove || k == kindReshard {
 			continue // dealt after a join
 		}
 		if partitions || !k.needsPartitions() {
@@ -268,6 +274,8 @@ func (nm *nemesis) apply(f fault) error {
 		nm.undrain(n)
 	case kindRemove:
 		return nm.remove(n)
+	case kindReshard:
+		return nm.reshard(f.shard, n, f.hold)
 	}
 	return nil
 }

@@ -110,6 +110,43 @@ func (nm *nemesis) remove(n *node) error {
 	return err
 }
 
+// reshard splits shard through the API and SIGKILLs n while the split goes on (n restarts after hold), then
+// waits up to 90 s for the split to finish. A refused split (one is under way) is logged, not a failure.
+func (nm *nemesis) reshard(shard int, n *node, hold time.Duration) error {
+	t0 := time.Now()
+	var res apiv1.SplitResponse
+	err := nm.admin(n, func(ctx context.Context, c *client.Client) error {
+		var err error
+		res, err = c.SplitShard(ctx, shard, false)
+		return err
+	})
+	if err != nil {
+		nm.logf("split shard %d: %v", shard, err)
+		return nil
+	}
+	n.kill()
+	nm.logf("splitting shard %d into %d; SIGKILL %s for %v", shard, res.Child, n.id, hold)
+	time.Sleep(hold)
+	if err := n.start(); err != nil {
+		return err
+	}
+	for time.Since(t0) < 90*time.Second {
+		var done bool
+		_ = nm.admin(nil, func(ctx context.Context, c *client.Client) error {
+			st, err := c.ClusterStatus(ctx)
+			done = err == nil && (st.Split == nil || st.Split.Child != res.Child)
+			return err
+		})
+		if done {
+			nm.logf("shard %d split into %d in %.1fs", shard, res.Child, time.Since(t0).Seconds())
+			return nil
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	nm.logf("shard %d still splitting into %d after %v", shard, res.Child, time.Since(t0).Round(time.Millisecond))
+	return nil
+}
+
 func errOr(err error, ok string) any {
 	if err != nil {
 		return err

@@ -8,7 +8,7 @@ import (
 
 // TestPlanDealsEveryKind runs without a cluster: a plan is a pure function of its spec, and three consecutive
 // seeds of the default campaign (20 s schedules, 3 nodes and a spare) deal every fault kind between them, and a
-// join is always followed by a dead fault on an older member, then a drain and a removal.
+// join is always followed by a dead fault on an older member, then a split, a drain and a removal.
 func TestPlanDealsEveryKind(t *testing.T) {
 	for _, partitions := range []bool{true, false} {
 		for base := uint64(1); base <= 300; base++ {
@@ -30,9 +30,9 @@ func TestPlanDealsEveryKind(t *testing.T) {
 						continue
 					}
 					members, spares = members+1, spares-1
-					if j+3 >= len(fs) || fs[j+1].kind != kindDead || fs[j+1].node == f.node || fs[j+2].kind != kindDrain ||
-						fs[j+3].kind != kindRemove {
-						t.Fatalf("seed %d: a join must be followed by a dead fault on an older member, a drain and a removal", base+i)
+					if j+4 >= len(fs) || fs[j+1].kind != kindDead || fs[j+1].node == f.node || fs[j+2].kind != kindReshard ||
+						fs[j+3].kind != kindDrain || fs[j+4].kind != kindRemove {
+						t.Fatalf("seed %d: a join must be followed by a dead fault on an older member, a split, a drain and a removal", base+i)
 					}
 				}
 			}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -107,26 +106,23 @@ func TestDrainThenRemove(t *testing.T) {
 	victim := c.nodes[3]
 	var writes, failed atomic.Int64
 	var lastErr atomic.Value
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if _, err := c.put(c.nodes[(w+i)%4], fmt.Sprintf("writer-%d-%d", w, i%20), "during the drain"); err != nil {
-					failed.Add(1)
-					lastErr.Store(err)
-				}
-				writes.Add(1)
+	stop := c.background(3, func(w int, done <-chan struct{}) {
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
 			}
-		}()
-	}
+			if _, err := c.put(c.nodes[(w+i)%4], fmt.Sprintf("writer-%d-%d", w, i%20), "during the drain"); err != nil {
+				failed.Add(1)
+				lastErr.Store(err)
+			}
+			writes.Add(1)
+		}
+	})
+	// The drain guard counts the nodes that the deciding node's gossip sees alive; a node that joined last may
+	// not have reached its member list yet.
+	waitFor(t, 30*time.Second, "n2 to see every node alive", func() bool { return len(c.nodes[1].liveMembers()) == 4 })
 	ctx := context.Background()
 	if _, err := c.nodes[1].SetNodeState(ctx, victim.cfg.NodeID, NodeDraining, false); err != nil {
 		t.Fatal(err)
@@ -140,8 +136,7 @@ func TestDrainThenRemove(t *testing.T) {
 		}
 		return false
 	})
-	close(stop)
-	wg.Wait()
+	stop()
 	if failed.Load() > 0 {
 		t.Fatalf("%d of %d writes failed during the drain; last: %v", failed.Load(), writes.Load(), lastErr.Load())
 	}

@@ -38,6 +38,15 @@ func (n *Node) startGossip() error {
 		return fmt.Errorf("gossip address: %w", err)
 	}
 	port, _ := strconv.Atoi(portStr)
+	// memberlist advertises an IP: a host name (a container's service name) is resolved once, at start.
+	ip, err := gossipIP(host)
+	if err != nil {
+		return fmt.Errorf("gossip address %s: %w", n.cfg.GossipAddr, err)
+	}
+	bind := ip
+	if n.cfg.BindHost != "" {
+		bind = n.cfg.BindHost
+	}
 	meta, _ := json.Marshal(gossipMeta{V: 1, RaftAddr: n.cfg.RaftAddr, HTTPAddr: n.cfg.HTTPAddr, Zone: n.cfg.Zone})
 	d := &gossipDelegate{meta: meta, notify: n.kick}
 	mc := memberlist.DefaultLANConfig()
@@ -45,8 +54,8 @@ func (n *Node) startGossip() error {
 		mc = memberlist.DefaultLocalConfig()
 	}
 	mc.Name = n.cfg.NodeID
-	mc.BindAddr, mc.BindPort = host, port
-	mc.AdvertiseAddr, mc.AdvertisePort = host, port
+	mc.BindAddr, mc.BindPort = bind, port
+	mc.AdvertiseAddr, mc.AdvertisePort = ip, port
 	mc.Delegate = d
 	mc.Events = d
 	mc.Logger = stdlogFor(n.log, "memberlist")
@@ -60,6 +69,26 @@ func (n *Node) startGossip() error {
 	}
 	n.ml = ml
 	return nil
+}
+
+// gossipIP is host itself when it is an IP, else its first IPv4 address (else its first address).
+func gossipIP(host string) (string, error) {
+	if net.ParseIP(host) != nil {
+		return host, nil
+	}
+	ips, err := net.LookupIP(host)
+	if err != nil {
+		return "", err
+	}
+	for _, ip := range ips {
+		if ip.To4() != nil {
+			return ip.String(), nil
+		}
+	}
+	if len(ips) == 0 {
+		return "", fmt.Errorf("%s: no address", host)
+	}
+	return ips[0].String(), nil
 }
 
 // liveMembers returns the alive gossip members with their advertised addresses.

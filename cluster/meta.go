@@ -9,6 +9,9 @@ import (
 	"sync"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/memcluster/memcluster/internal/formats"
+	"github.com/memcluster/memcluster/shardmap"
 )
 
 // NodeInfo is a member as recorded in the meta group.
@@ -26,9 +29,14 @@ const (
 	NodeRemoved  = "removed"  // out of the cluster for good; if it comes back it is refused
 )
 
+// metaFormat is the meta state's format version. Format 2 added the shard map (Buckets, Ranges, MapVersion,
+// Split); a format-1 state (an older build's snapshot or log) reads as every shard owning its whole bucket,
+// which routes every user where FNV-1a mod shards did.
+const metaFormat = formats.Meta
+
 // MetaState is the cluster configuration replicated by the meta group.
 type MetaState struct {
-	Version   int                 `json:"version"` // format version, 1
+	Version   int                 `json:"version"` // format version, metaFormat
 	Shards    int                 `json:"shards"`
 	Replicas  int                 `json:"replicas"`
 	Nodes     map[string]NodeInfo `json:"nodes"`
@@ -38,6 +46,60 @@ type MetaState struct {
 	// (repairs of lost replicas go on). Both were added in format version 1 as optional fields.
 	States map[string]string `json:"states,omitempty"`
 	Paused bool              `json:"rebalance_paused,omitempty"`
+	// The shard map (format 2): shard s owns Ranges[s] of the hash space's Buckets buckets (the shard count
+	// the cluster formed with). MapVersion is bumped by every change; Split is the split under way, if any.
+	Buckets    int              `json:"buckets,omitempty"`
+	Ranges     []shardmap.Range `json:"ranges,omitempty"`
+	MapVersion uint64           `json:"map_version,omitempty"`
+	Split      *SplitState      `json:"split,omitempty"`
+
+	smap *shardmap.Map // built from Buckets and Ranges; shared by clones (never mutated)
+}
+
+// SplitState is a split under way: Child exists in the map and the placement, but its users are routed to
+// Parent until the child's group has formed from the parent's split entry.
+type SplitState struct {
+	Parent uint32 `json:"parent"`
+	Child  uint32 `json:"child"`
+}
+
+// Route is the shard that serves user now: its owner in the map, or the parent while that owner is a split's
+// child that has not formed yet.
+func (s MetaState) Route(user string) uint32 {
+	sh := s.Owner(user)
+	if s.Split != nil && sh == s.Split.Child {
+		return s.Split.Parent
+	}
+	return sh
+}
+
+// Owner is the shard whose range holds user, a split's child included: where a request that a parent refused
+// (ErrWrongShard) goes next.
+func (s MetaState) Owner(user string) uint32 {
+	if s.smap == nil {
+		return 0
+	}
+	return s.smap.Lookup(user)
+}
+
+// normalize reads a format-1 state as format 2 and builds the map.
+func (s *MetaState) normalize() error {
+	if s.Shards > 0 && s.Buckets == 0 {
+		s.Buckets, s.Ranges = s.Shards, shardmap.Initial(uint32(s.Shards))
+	}
+	s.Version = metaFormat
+	if s.Shards == 0 {
+		return nil
+	}
+	if len(s.Ranges) != s.Shards {
+		return fmt.Errorf("%w: %d ranges for %d shards", shardmap.ErrBadMap, len(s.Ranges), s.Shards)
+	}
+	m, err := shardmap.New(uint32(s.Buckets), slices.Clone(s.Ranges))
+	if err != nil {
+		return err
+	}
+	s.smap = m
+	return nil
 }
 
 // StateOf is a member's operator state ("" when active).
@@ -60,13 +122,18 @@ func (s *MetaState) clone() MetaState {
 	for i, r := range s.Placement {
 		c.Placement[i] = slices.Clone(r)
 	}
+	c.Ranges = slices.Clone(s.Ranges)
+	if s.Split != nil {
+		sp := *s.Split
+		c.Split = &sp
+	}
 	return c
 }
 
 // metaCommand is the meta group's log entry (JSON, versioned by the V field).
 type metaCommand struct {
 	V         int        `json:"v"`
-	Op        string     `json:"op"` // init, upsert_node, set_placement, set_state, set_paused
+	Op        string     `json:"op"` // init, upsert_node, set_placement, set_state, set_paused, split_begin, split_done
 	Node      *NodeInfo  `json:"node,omitempty"`
 	Nodes     []NodeInfo `json:"nodes,omitempty"`
 	Shards    int        `json:"shards,omitempty"`
@@ -75,6 +142,7 @@ type metaCommand struct {
 	NodeID    string     `json:"node_id,omitempty"` // set_state
 	State     string     `json:"state,omitempty"`   // set_state: "", NodeDraining or NodeRemoved
 	Paused    bool       `json:"paused,omitempty"`  // set_paused
+	Shard     uint32     `json:"shard,omitempty"`   // split_begin: the parent; split_done: the child
 }
 
 const metaCommandVersion = 1
@@ -89,7 +157,7 @@ type metaFSM struct {
 }
 
 func newMetaFSM(log *slog.Logger, onChange func()) *metaFSM {
-	return &metaFSM{state: MetaState{Version: 1, Nodes: map[string]NodeInfo{}}, log: log, onChange: onChange}
+	return &metaFSM{state: MetaState{Version: metaFormat, Nodes: map[string]NodeInfo{}}, log: log, onChange: onChange}
 }
 
 func (f *metaFSM) State() MetaState {
@@ -141,6 +209,7 @@ func (f *metaFSM) apply(c metaCommand) error {
 		for _, n := range c.Nodes {
 			s.Nodes[n.ID] = n
 		}
+		return s.normalize()
 	case "upsert_node":
 		if c.Node == nil {
 			return fmt.Errorf("upsert_node without node")
@@ -168,9 +237,18 @@ func (f *metaFSM) apply(c metaCommand) error {
 		s.Paused = c.Paused
 	case "set_placement":
 		if len(c.Placement) != s.Shards {
-			return fmt.Errorf("placement of %d shards, cluster has %d", len(c.Placement), s.Shards)
+			// Planned before a split added a shard: stale, and harmless to drop (the next plan redoes it).
+			f.log.Info("meta: placement of another shard count ignored", "placement", len(c.Placement), "shards", s.Shards)
+			return nil
 		}
 		s.Placement = c.Placement
+	case "split_begin":
+		return f.splitBegin(c.Shard)
+	case "split_done":
+		if s.Split != nil && s.Split.Child == c.Shard {
+			s.Split = nil
+			s.MapVersion++
+		}
 	default:
 		return fmt.Errorf("unknown meta op %q", c.Op)
 	}
@@ -193,11 +271,14 @@ func (f *metaFSM) Restore(rc io.ReadCloser) error {
 	if err := json.NewDecoder(rc).Decode(&s); err != nil {
 		return fmt.Errorf("restore meta: %w", err)
 	}
-	if s.Version != 1 {
-		return fmt.Errorf("restore meta: unknown version %d", s.Version)
+	if s.Version < formats.MetaOldest || s.Version > metaFormat {
+		return fmt.Errorf("restore meta: unknown version %d (this build reads up to %d)", s.Version, metaFormat)
 	}
 	if s.Nodes == nil {
 		s.Nodes = map[string]NodeInfo{}
+	}
+	if err := s.normalize(); err != nil {
+		return fmt.Errorf("restore meta: %w", err)
 	}
 	f.mu.Lock()
 	f.state = s
@@ -219,3 +300,27 @@ func (m metaSnapshot) Persist(sink raft.SnapshotSink) error {
 }
 
 func (m metaSnapshot) Release() {}
+
+// splitBegin records a split of parent: the next shard id takes the upper half of its range and its
+// placement. A split that cannot begin (one is under way, no such shard, a range of one position) was refused
+// when proposed; here it is dropped, never an error, which would halt the meta replica.
+func (f *metaFSM) splitBegin(parent uint32) error {
+	s := &f.state
+	if s.Split != nil || int(parent) >= s.Shards {
+		f.log.Info("meta: split not begun", "parent", parent, "under_way", s.Split)
+		return nil
+	}
+	lower, upper, err := s.Ranges[parent].Split()
+	if err != nil {
+		f.log.Info("meta: split not begun", "parent", parent, "err", err)
+		return nil
+	}
+	child := uint32(s.Shards)
+	s.Ranges[parent] = lower
+	s.Ranges = append(s.Ranges, upper)
+	s.Placement = append(s.Placement, slices.Clone(s.Placement[parent]))
+	s.Shards++
+	s.Split = &SplitState{Parent: parent, Child: child}
+	s.MapVersion++
+	return s.normalize()
+}

@@ -23,6 +23,18 @@ type metrics struct {
 	transfers        *prometheus.CounterVec
 	replicaImbalance prometheus.Gauge
 	leaderImbalance  prometheus.Gauge
+	// Splits, by outcome (begun, proposed, done, failed), and requests sent on after a shard refused a user
+	// it gave away in a split.
+	splits    *prometheus.CounterVec
+	redirects prometheus.Counter
+	// prunedResults counts request results deleted by the prune entries this node proposed as a shard leader.
+	prunedResults prometheus.Counter
+	// Heartbeat coalescing (heartbeats.go): empty AppendEntries sent in batches, the batches, those sent on
+	// their group's own connection because the peer's heartbeat stream was unavailable, and those received.
+	heartbeatsCoalesced prometheus.Counter
+	heartbeatBatches    prometheus.Counter
+	heartbeatsDirect    prometheus.Counter
+	heartbeatsReceived  prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, n *Node) *metrics {
@@ -53,6 +65,20 @@ func newMetrics(reg prometheus.Registerer, n *Node) *metrics {
 			Help: "Max minus min shard replicas over eligible nodes (meta leader's view)."}),
 		leaderImbalance: prometheus.NewGauge(prometheus.GaugeOpts{Name: "memcluster_leader_imbalance",
 			Help: "Max minus min shard leaders over eligible nodes (meta leader's view)."}),
+		splits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memcluster_shard_splits_total",
+			Help: "Shard split steps by outcome (begun, proposed, done, failed)."}, []string{"outcome"}),
+		redirects: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_shard_redirects_total",
+			Help: "Requests routed again after a shard refused a user its split gave away."}),
+		prunedResults: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_request_results_pruned_total",
+			Help: "Request results past the retention deleted by prune entries this node proposed as shard leader (every replica deletes the same)."}),
+		heartbeatsCoalesced: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_raft_heartbeats_coalesced_total",
+			Help: "Empty AppendEntries (heartbeats, commit refreshes) of shard groups sent in a node-to-node batch."}),
+		heartbeatBatches: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_raft_heartbeat_batches_total",
+			Help: "Batches of coalesced empty AppendEntries sent."}),
+		heartbeatsDirect: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_raft_heartbeats_direct_total",
+			Help: "Empty AppendEntries sent on their group's own connection because the peer's heartbeat stream was unavailable."}),
+		heartbeatsReceived: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_raft_heartbeats_received_total",
+			Help: "Coalesced empty AppendEntries received and handed to their groups."}),
 	}
 	replicas := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memcluster_local_replicas",
 		Help: "Shard replicas hosted by this node."}, func() float64 { return float64(len(n.LocalShards())) })
@@ -68,7 +94,8 @@ func newMetrics(reg prometheus.Registerer, n *Node) *metrics {
 	})
 	for _, c := range []prometheus.Collector{m.halted, m.forwarded, m.rpcRetries, m.fanoutPartial, m.leaderShed,
 		replicas, leaders, m.movesStarted, m.movesFinished, m.moveStepsFailed, m.movedBytes, m.movesInFlight,
-		m.transfers, m.replicaImbalance, m.leaderImbalance} {
+		m.transfers, m.replicaImbalance, m.leaderImbalance, m.splits, m.redirects, m.prunedResults,
+		m.heartbeatsCoalesced, m.heartbeatBatches, m.heartbeatsDirect, m.heartbeatsReceived} {
 		_ = reg.Register(c)
 	}
 	return m

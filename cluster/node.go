@@ -29,12 +29,15 @@ type Node struct {
 	metrics *metrics
 
 	mux   *mux
+	hb    *heartbeats // nil: heartbeat coalescing is off
 	ml    *memberlist.Memberlist
 	meta  *metaFSM
 	mraft *raftGroup
 
 	mu          sync.RWMutex
 	replicas    map[uint32]*Replica
+	held        map[uint32]bool      // replicas held before a restart, not yet started or dropped (restart.go)
+	heldSince   time.Time            // reconcile loop only: when the meta state first allowed settling them
 	outSince    map[uint32]time.Time // local replicas no longer in the placement, since when
 	deadSince   map[string]time.Time // meta leader only: members not alive, since when
 	bootInit    *metaCommand         // set on a bootstrapper until init is committed
@@ -43,6 +46,9 @@ type Node struct {
 	told        map[string]time.Time // meta leader only: removed nodes told so, when
 	transferred map[int]time.Time    // meta leader only: when a shard's last automatic leader transfer started
 	planned     time.Time            // meta leader only: when it last planned (rebalanceEvery)
+	splitBusy   atomic.Bool          // meta leader only: a split step is running (split.go)
+	startMu     sync.Mutex           // held while a replica starts, and while a born child's state is dropped
+	pruneAt     map[uint32]time.Time // reconcile loop only: when a led shard next checks for request results to prune
 	removed     atomic.Bool          // this node was removed from the cluster
 
 	http   *http.Client
@@ -59,8 +65,9 @@ func New(cfg Config, db *storage.DB, idx IndexFactory) (*Node, error) {
 	}
 	n := &Node{
 		cfg: cfg, db: db, newIdx: idx, log: cfg.Logger.With("node", cfg.NodeID),
-		replicas: map[uint32]*Replica{}, outSince: map[uint32]time.Time{}, deadSince: map[string]time.Time{},
+		replicas: map[uint32]*Replica{}, held: map[uint32]bool{}, outSince: map[uint32]time.Time{}, deadSince: map[string]time.Time{},
 		leaderHint: map[uint32]string{}, told: map[string]time.Time{}, transferred: map[int]time.Time{},
+		pruneAt: map[uint32]time.Time{},
 		http: &http.Client{Timeout: 30 * time.Second,
 			Transport: &http.Transport{MaxIdleConnsPerHost: 64, TLSClientConfig: cfg.TLS}},
 		kickCh: make(chan struct{}, 1), stop: make(chan struct{}),
@@ -81,8 +88,8 @@ func (n *Node) Start() error {
 	ln := n.cfg.RaftListener
 	if ln == nil {
 		var err error
-		if ln, err = net.Listen("tcp", n.cfg.RaftAddr); err != nil {
-			return fmt.Errorf("listen raft %s: %w", n.cfg.RaftAddr, err)
+		if ln, err = net.Listen("tcp", ListenAddr(n.cfg.BindHost, n.cfg.RaftAddr)); err != nil {
+			return fmt.Errorf("listen raft %s: %w", ListenAddr(n.cfg.BindHost, n.cfg.RaftAddr), err)
 		}
 	}
 	m, err := newMux(ln, n.cfg.RaftAddr, n.cfg.TLS, n.log)
@@ -91,6 +98,10 @@ func (n *Node) Start() error {
 		return err
 	}
 	n.mux = m
+	if n.cfg.HeartbeatCoalesce {
+		n.hb = newHeartbeats(m.layer(heartbeatStream), n.cfg.HeartbeatCoalesceWindow, raftRPCTimeout,
+			n.log.With("component", "heartbeats"), n.metrics)
+	}
 	n.meta = newMetaFSM(n.log.With("group", "meta"), n.kick)
 	if n.mraft, err = n.openRaft(MetaGroup, n.meta, true, nil); err != nil {
 		return err
@@ -100,9 +111,7 @@ func (n *Node) Start() error {
 		return fmt.Errorf("%w: join: the data dir holds no cluster state: give --join host:port to join a cluster, "+
 			"--bootstrap-expect N to form one, or --dev", ErrBadConfig)
 	}
-	if err := n.startPersistedReplicas(); err != nil {
-		return err
-	}
+	n.holdPersistedReplicas()
 	if err := n.startGossip(); err != nil {
 		return err
 	}
@@ -212,6 +221,9 @@ func (n *Node) Stop() error {
 		errs = append(errs, n.mraft.raft.Shutdown().Error())
 		n.mraft.trans.Close()
 	}
+	if n.hb != nil {
+		n.hb.close()
+	}
 	if n.mux != nil {
 		n.mux.close()
 	}
@@ -241,17 +253,18 @@ func (n *Node) LocalShards() []uint32 {
 	return out
 }
 
-// ShardFor maps a user to its shard under the cluster's shard count. While the cluster is forming (this node
-// has not yet applied the meta group's first entry) it waits, up to ctx's deadline.
+// ShardFor maps a user to its shard under this node's copy of the shard map. While the cluster is forming
+// (this node has not yet applied the meta group's first entry) it waits, up to ctx's deadline. A map that is
+// out of date is corrected where the request executes: the shard refuses a user it gave away, and the
+// routed operations follow (route.go).
 func (n *Node) ShardFor(ctx context.Context, user string) (uint32, error) {
 	if n.removed.Load() {
 		return 0, ErrRemoved
 	}
-	shards, err := n.ShardCount(ctx)
-	if err != nil {
+	if _, err := n.ShardCount(ctx); err != nil {
 		return 0, err
 	}
-	return ShardFor(user, shards), nil
+	return n.meta.State().Route(user), nil
 }
 
 // IsMetaLeader reports whether this node leads the meta group.

@@ -186,7 +186,7 @@ func (n *Node) handleMetaPropose(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = json.Unmarshal(b, &c)
 	}
-	if err != nil || c.V != metaCommandVersion || (c.Op != "set_state" && c.Op != "set_paused") {
+	if err != nil || c.V != metaCommandVersion || !slices.Contains([]string{"set_state", "set_paused", "split_begin"}, c.Op) {
 		writeRPCError(w, &rpcError{Code: "invalid", Message: fmt.Sprintf("not an operator meta command (%v)", err)})
 		return
 	}

@@ -1,17 +1,16 @@
 package cluster
 
 import (
-	"hash/fnv"
 	"slices"
 	"sort"
+
+	"github.com/memcluster/memcluster/shardmap"
 )
 
-// ShardFor maps a user id to a shard with a stable hash (FNV-1a 64): the mapping never changes for a cluster's
-// lifetime because the shard count is fixed when the cluster forms.
+// ShardFor maps a user id to a shard of a cluster that formed with shards shards and never split (FNV-1a 64
+// mod shards); a running cluster routes with its shard map (MetaState.Route).
 func ShardFor(userID string, shards int) uint32 {
-	h := fnv.New64a()
-	h.Write([]byte(userID))
-	return uint32(h.Sum64() % uint64(shards))
+	return uint32(shardmap.Hash(userID) % uint64(shards))
 }
 
 // InitialPlacement spreads shards over nodes round-robin: shard i gets nodes i, i+1, … (mod n) of the sorted

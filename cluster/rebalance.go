@@ -17,6 +17,7 @@ type shardView struct {
 	nonvoters  []string
 	applied    uint64
 	bytes      uint64
+	memories   int64             // the leader's count (-1: no leader reported)
 	replicaApp map[string]uint64 // node → applied index, for every replica that reported
 }
 
@@ -32,6 +33,9 @@ func (n *Node) shardViews(ctx context.Context, st MetaState) []shardView {
 
 func viewsFrom(st MetaState, reports map[string][]ReplicaReport) []shardView {
 	views := make([]shardView, len(st.Placement))
+	for i := range views {
+		views[i].memories = -1
+	}
 	for node, reps := range reports {
 		for _, rr := range reps {
 			s := int(rr.Shard)
@@ -45,6 +49,7 @@ func viewsFrom(st MetaState, reports map[string][]ReplicaReport) []shardView {
 			v.replicaApp[node] = rr.Applied
 			if rr.State == "Leader" {
 				v.leader, v.voters, v.nonvoters, v.applied, v.bytes = node, rr.Voters, rr.Nonvoters, rr.Applied, rr.Bytes
+				v.memories = rr.Memories
 			}
 		}
 	}
@@ -96,12 +101,22 @@ func (n *Node) rebalance(st MetaState, gone map[string]bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	views := n.shardViews(ctx, st)
+	n.autoSplit(st, views)
 	in := n.planInput(st, gone, views)
 	n.observeMoves(st, views, in)
 	budget := n.cfg.MaxMoves - len(in.Moving)
 	lim := placement.Limits{MaxMoves: budget, MaxPerNode: n.cfg.MovesPerNode, MaxTransfers: n.cfg.MaxTransfers,
-		RepairOnly: st.Paused || budget <= 0}
+		RepairOnly: st.Paused || budget <= 0 || st.Split != nil}
 	plan := placement.Next(in, lim)
+	if sp := st.Split; sp != nil {
+		// A split's parent and child keep their replicas until it is done: the child's first voters are the
+		// parent's. Other shards are only repaired meanwhile, with no leadership transfers.
+		plan.Placement[sp.Parent], plan.Placement[sp.Child] = st.Placement[sp.Parent], st.Placement[sp.Child]
+		plan.Moves = slices.DeleteFunc(plan.Moves, func(m placement.Move) bool {
+			return m.Shard == int(sp.Parent) || m.Shard == int(sp.Child)
+		})
+		plan.Transfers = nil
+	}
 	if !placementEqual(plan.Placement, st.Placement) {
 		for _, m := range plan.Moves {
 			n.metrics.movesStarted.WithLabelValues(m.Reason).Inc()

@@ -24,9 +24,11 @@ func (n *Node) reconcile() {
 	if n.IsMetaLeader() {
 		n.reconcileMeta()
 	}
+	applies := map[string]bool{} // members asked whether they apply prunes, this round (prune.go)
 	for _, s := range n.LocalShards() {
 		if r, ok := n.Replica(s); ok && r.IsLeader() {
 			n.reconcileShard(r)
+			n.maybePrune(r, applies)
 		}
 	}
 	n.rememberPeers()
@@ -89,12 +91,12 @@ func (n *Node) bootstrapShard(shard uint32, voters []string, addrs map[string]st
 // reconcileLocal starts replicas placed here and drops those placed elsewhere once they are out of the group.
 func (n *Node) reconcileLocal() {
 	st := n.meta.State()
-	if !st.Initialized() {
+	if !st.Initialized() || !n.restartHeld(st) {
 		return
 	}
 	for s, reps := range st.Placement {
 		if slices.Contains(reps, n.cfg.NodeID) {
-			if _, ok := n.Replica(uint32(s)); !ok {
+			if _, ok := n.Replica(uint32(s)); !ok && !n.awaitsSplit(st, uint32(s)) {
 				if _, err := n.startReplica(uint32(s), nil, nil); err != nil {
 					n.log.Error("start placed replica", "shard", s, "err", err)
 				}
@@ -194,7 +196,10 @@ func (n *Node) membershipStep(r *Replica, step, node string, f raft.IndexFuture)
 	n.log.Info("shard membership changed", "shard", r.Shard, "step", step, "node", node)
 }
 
-// caughtUp reports whether node's replica of r's shard has applied within catchUpSlack entries of r.
+// caughtUp reports whether node's replica of r's shard knows the group's configuration and has applied within
+// catchUpSlack entries of r. A replica that has not heard from the leader yet is never promoted, however short
+// the log: as a voter it would refuse every vote (voteGuard) and could leave the group without a quorum of
+// voters able to elect.
 func (n *Node) caughtUp(r *Replica, node string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -204,7 +209,7 @@ func (n *Node) caughtUp(r *Replica, node string) bool {
 	}
 	for _, rr := range rep.Replicas {
 		if rr.Shard == r.Shard {
-			return rr.Applied+catchUpSlack >= r.FSM.AppliedIndex()
+			return rr.Configured && rr.Applied+catchUpSlack >= r.FSM.AppliedIndex()
 		}
 	}
 	return false
@@ -226,24 +231,8 @@ func (n *Node) stillMember(r *Replica, placed []string) bool {
 	if l := r.Leader(); l != "" {
 		ask = []string{l}
 	}
-	for _, id := range ask {
-		if id == n.cfg.NodeID {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		var rep NodeReport
-		err := n.call(ctx, http.MethodGet, n.httpAddrOf(id), internalPrefix+"node", nil, "", nil, &rep)
-		cancel()
-		if err != nil {
-			continue
-		}
-		for _, rr := range rep.Replicas {
-			if rr.Shard == r.Shard && rr.State == "Leader" {
-				return slices.Contains(rr.Voters, n.cfg.NodeID) || slices.Contains(rr.Nonvoters, n.cfg.NodeID)
-			}
-		}
-	}
-	return true
+	member, known := n.groupCounts(r.Shard, ask)
+	return member || !known
 }
 
 // reconcileMeta, run by the meta leader, records members, keeps the meta group's membership and re-places the
@@ -283,6 +272,9 @@ func (n *Node) reconcileMeta() {
 		}
 	}
 	n.syncMetaMembership(st, live, gone)
+	if st.Split != nil {
+		n.driveSplit(st)
+	}
 	// Planning asks every node for its replica report: at most twice a second, however fast reconciles run.
 	if time.Since(n.planned) >= rebalanceEvery {
 		n.planned = time.Now()

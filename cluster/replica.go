@@ -26,6 +26,8 @@ type ShardIndex interface {
 	WaitIndexed(ctx context.Context, applied uint64) error
 	// SetLeader tells the indexes the replica's role, so a follower can batch index work more.
 	SetLeader(leader bool)
+	// Memories is how many memory records the indexes hold, for status.
+	Memories() int
 	Close() error
 }
 
@@ -39,7 +41,7 @@ type Replica struct {
 	Index ShardIndex
 
 	raft  *raft.Raft
-	trans *raft.NetworkTransport
+	trans raftTransport
 	log   *slog.Logger
 
 	// readable is true while this replica leads and has applied a barrier in its current term: only then does

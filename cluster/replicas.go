@@ -8,14 +8,14 @@ import (
 	"github.com/memcluster/memcluster/storage"
 )
 
-// startPersistedReplicas restarts the replicas this node held before it stopped.
-func (n *Node) startPersistedReplicas() error {
+// holdPersistedReplicas records the replicas this node held before it stopped; restartHeld starts or drops
+// them once the meta state is current (restart.go).
+func (n *Node) holdPersistedReplicas() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	for _, s := range n.persistedReplicas() {
-		if _, err := n.startReplica(s, nil, nil); err != nil {
-			return err
-		}
+		n.held[s] = true
 	}
-	return nil
 }
 
 func (n *Node) persistedReplicas() []uint32 {
@@ -26,7 +26,7 @@ func (n *Node) persistedReplicas() []uint32 {
 }
 
 func (n *Node) persistReplicas() {
-	shards := n.LocalShards()
+	shards := n.heldShards()
 	b, _ := json.Marshal(shards)
 	if err := n.db.SetNode("replicas", b); err != nil {
 		n.log.Error("persist replica list", "err", err)
@@ -35,6 +35,8 @@ func (n *Node) persistReplicas() {
 
 // startReplica opens shard's replica. With voters set it also bootstraps the group (cluster formation).
 func (n *Node) startReplica(shard uint32, voters []string, addrs map[string]string) (*Replica, error) {
+	n.startMu.Lock()
+	defer n.startMu.Unlock()
 	n.mu.Lock()
 	if r, ok := n.replicas[shard]; ok {
 		n.mu.Unlock()
@@ -63,6 +65,13 @@ func (n *Node) startReplica(shard uint32, voters []string, addrs map[string]stri
 		return nil, err
 	}
 	r.FSM = fsm
+	fsm.SetOnBorn(func(child uint32) { go n.bornHere(child) })
+	if err := n.prepareBorn(shard, fsm); err != nil {
+		if idx != nil {
+			idx.Close()
+		}
+		return nil, fmt.Errorf("start shard %d born by a split: %w", shard, err)
+	}
 	g, err := n.openRaft(shard, fsm, restoring, r.notify)
 	if err != nil {
 		if idx != nil {

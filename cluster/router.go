@@ -34,6 +34,9 @@ func (n *Node) Propose(ctx context.Context, shard uint32, cmd []byte) (storage.A
 		res.Deleted, res.Conflict, res.Rev = rep.Deleted, rep.Conflict, rep.Rev
 		return err
 	})
+	if errors.Is(err, storage.ErrWrongShard) {
+		return n.reroutePropose(ctx, shard, cmd, err)
+	}
 	return res, err
 }
 
@@ -44,16 +47,18 @@ func (n *Node) Search(ctx context.Context, shard uint32, q retrieval.Query, stal
 	if err != nil {
 		return nil, err
 	}
-	err = n.onShard(ctx, shard, "search", stale, func(ctx context.Context, r *Replica) error {
-		var err error
-		out, err = n.searchLocal(ctx, r, q, stale)
-		return err
-	}, func(ctx context.Context, addr string) error {
-		var rep searchReply
-		err := n.call(ctx, http.MethodPost, addr, fmt.Sprintf("%sshards/%d/search", internalPrefix, shard),
-			url.Values{"stale": {fmt.Sprint(stale)}}, "application/json", body, &rep)
-		out = rep.Results
-		return err
+	err = n.routed(ctx, shard, q.UserID, func(shard uint32) error {
+		return n.onShard(ctx, shard, "search", stale, func(ctx context.Context, r *Replica) error {
+			var err error
+			out, err = n.searchLocal(ctx, r, q, stale)
+			return err
+		}, func(ctx context.Context, addr string) error {
+			var rep searchReply
+			err := n.call(ctx, http.MethodPost, addr, fmt.Sprintf("%sshards/%d/search", internalPrefix, shard),
+				url.Values{"stale": {fmt.Sprint(stale)}}, "application/json", body, &rep)
+			out = rep.Results
+			return err
+		})
 	})
 	return out, err
 }
@@ -61,13 +66,15 @@ func (n *Node) Search(ctx context.Context, shard uint32, q retrieval.Query, stal
 // Get reads one memory from shard with the same consistency rules as Search.
 func (n *Node) Get(ctx context.Context, shard uint32, user, id string, stale bool) (memory.Memory, error) {
 	var m memory.Memory
-	err := n.onShard(ctx, shard, "get", stale, func(ctx context.Context, r *Replica) error {
-		var err error
-		m, err = n.getLocal(ctx, r, user, id, stale)
-		return err
-	}, func(ctx context.Context, addr string) error {
-		return n.call(ctx, http.MethodGet, addr, fmt.Sprintf("%sshards/%d/memory", internalPrefix, shard),
-			url.Values{"user": {user}, "id": {id}, "stale": {fmt.Sprint(stale)}}, "", nil, &m)
+	err := n.routed(ctx, shard, user, func(shard uint32) error {
+		return n.onShard(ctx, shard, "get", stale, func(ctx context.Context, r *Replica) error {
+			var err error
+			m, err = n.getLocal(ctx, r, user, id, stale)
+			return err
+		}, func(ctx context.Context, addr string) error {
+			return n.call(ctx, http.MethodGet, addr, fmt.Sprintf("%sshards/%d/memory", internalPrefix, shard),
+				url.Values{"user": {user}, "id": {id}, "stale": {fmt.Sprint(stale)}}, "", nil, &m)
+		})
 	})
 	return m, err
 }
@@ -190,6 +197,10 @@ func mapOutcome(err error) error {
 		return fmt.Errorf("%w: %s", memory.ErrInvalid, re.Message)
 	case "forbidden":
 		return fmt.Errorf("%w: %s", tenant.ErrForbidden, re.Message)
+	case "wrong_shard":
+		return fmt.Errorf("%w: %s", storage.ErrWrongShard, re.Message)
+	case "refused":
+		return fmt.Errorf("%w: %s", ErrRefused, re.Message)
 	}
 	return err
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/memcluster/memcluster/internal/tenant"
 	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/retrieval"
+	"github.com/memcluster/memcluster/shardmap"
 	"github.com/memcluster/memcluster/storage"
 )
 
@@ -54,12 +55,25 @@ type ReplicaReport struct {
 	Voters    []string `json:"voters,omitempty"`
 	Nonvoters []string `json:"nonvoters,omitempty"`
 	Bytes     uint64   `json:"bytes,omitempty"` // estimated disk bytes of the shard on this node
+	// The range the replica owns as of its applied index (absent: never split, its whole bucket), and its
+	// memory records (-1: no index).
+	Range    *shardmap.Range `json:"range,omitempty"`
+	Memories int64           `json:"memories"`
+	// Configured: the replica knows its group's configuration (it heard from a leader, or was bootstrapped);
+	// until then it grants no vote (voteGuard), so it is not promoted.
+	Configured bool `json:"configured,omitempty"`
 }
 
 // NodeReport is what GET /internal/v1/node answers.
 type NodeReport struct {
 	ID       string          `json:"id"`
 	Replicas []ReplicaReport `json:"replicas"`
+	// MaxCommand is the highest shard command type the node's build applies (storage.MaxCommandType); absent
+	// (0) from builds before CmdPrune, which halt on it.
+	MaxCommand int `json:"max_command,omitempty"`
+	// MetaApplied is the index the node's meta replica has applied (a restarted node waits to reach the meta
+	// leader's before it restarts its replicas).
+	MetaApplied uint64 `json:"meta_applied,omitempty"`
 }
 
 // InternalHandler serves the node-to-node API; mount it under /internal/v1/.
@@ -70,8 +84,11 @@ func (n *Node) InternalHandler() http.Handler {
 	mux.HandleFunc("GET /internal/v1/shards/{shard}/memory", n.traced("get", n.handleGet))
 	mux.HandleFunc("GET /internal/v1/shards/{shard}/side", n.traced("side", n.handleReadSide))
 	mux.HandleFunc("GET /internal/v1/shards/{shard}/recent", n.traced("recent", n.handleRecent))
+	mux.HandleFunc("GET /internal/v1/shards/{shard}/list", n.traced("list", n.handleList))
 	mux.HandleFunc("GET /internal/v1/shards/{shard}/users", n.traced("users", n.handleUsers))
 	mux.HandleFunc("POST /internal/v1/shards/{shard}/transfer-leader", n.traced("transfer", n.handleTransfer))
+	mux.HandleFunc("GET /internal/v1/shards/{shard}/backup", n.traced("backup", n.handleBackupShard))
+	mux.HandleFunc("POST /internal/v1/shards/{shard}/restore", n.traced("restore", n.handleRestoreShard))
 	mux.HandleFunc("POST /internal/v1/meta/propose", n.handleMetaPropose)
 	mux.HandleFunc("POST /internal/v1/removed", n.handleRemoved)
 	mux.HandleFunc("GET /internal/v1/node", func(w http.ResponseWriter, r *http.Request) {
@@ -94,14 +111,24 @@ func (n *Node) traced(op string, h http.HandlerFunc) http.HandlerFunc {
 
 // Report describes the local replicas.
 func (n *Node) Report() NodeReport {
-	rep := NodeReport{ID: n.cfg.NodeID}
+	rep := NodeReport{ID: n.cfg.NodeID, MaxCommand: int(storage.MaxCommandType), MetaApplied: n.mraft.raft.AppliedIndex()}
 	for _, s := range n.LocalShards() {
 		r, ok := n.Replica(s)
 		if !ok {
 			continue
 		}
 		rr := ReplicaReport{Shard: s, Leader: r.Leader(), State: r.raft.State().String(),
-			Applied: r.FSM.AppliedIndex(), Halted: r.FSM.Halted(), Bytes: n.db.ShardBytes(s)}
+			Applied: r.FSM.AppliedIndex(), Halted: r.FSM.Halted(), Bytes: n.db.ShardBytes(s), Memories: -1}
+		if o := r.FSM.Owned(); o != nil {
+			rng := o.Range
+			rr.Range = &rng
+		}
+		if servers, err := r.Configuration(); err == nil {
+			rr.Configured = len(servers) > 0
+		}
+		if r.Index != nil {
+			rr.Memories = int64(r.Index.Memories())
+		}
 		if r.IsLeader() {
 			rr.Voters, rr.Nonvoters = r.members()
 		}
@@ -183,6 +210,11 @@ func (n *Node) searchLocal(ctx context.Context, rep *Replica, q retrieval.Query,
 			return nil, err
 		}
 	}
+	if !q.AllUsers {
+		if err := owns(rep, q.UserID); err != nil {
+			return nil, err
+		}
+	}
 	if rep.Index == nil {
 		return nil, errors.New("shard has no index")
 	}
@@ -218,6 +250,9 @@ func (n *Node) getLocal(ctx context.Context, rep *Replica, user, id string, stal
 			return memory.Memory{}, err
 		}
 	}
+	if err := owns(rep, user); err != nil {
+		return memory.Memory{}, err
+	}
 	return n.db.GetMemory(rep.Shard, user, id)
 }
 
@@ -231,6 +266,10 @@ func toRPCError(err error, rep *Replica) *rpcError {
 		return &rpcError{Code: "invalid", Message: err.Error()}
 	case errors.Is(err, tenant.ErrForbidden):
 		return &rpcError{Code: "forbidden", Message: err.Error()}
+	case errors.Is(err, storage.ErrWrongShard):
+		return &rpcError{Code: "wrong_shard", Message: err.Error()}
+	case errors.Is(err, ErrRefused):
+		return &rpcError{Code: "refused", Message: err.Error()}
 	}
 	return &rpcError{Code: "internal", Message: err.Error()}
 }
@@ -246,6 +285,8 @@ func writeRPCError(w http.ResponseWriter, e *rpcError) {
 		status = http.StatusBadRequest
 	case "forbidden":
 		status = http.StatusForbidden
+	case "wrong_shard", "refused":
+		status = http.StatusConflict
 	}
 	writeJSON(w, status, e)
 }

@@ -14,15 +14,36 @@ import (
 // ReadSide reads a user's side records (sessions, facts, history, samples) of one space under a key prefix,
 // with the user's revision, under the same consistency rules as Get.
 func (n *Node) ReadSide(ctx context.Context, shard uint32, space byte, user, prefix string, limit int, stale bool) (storage.SideRead, error) {
+	return n.readSide(ctx, shard, sideQuery{space: space, user: user, prefix: prefix, limit: limit}, stale)
+}
+
+// ReadSideAfter pages through a whole side space of a user: the records whose key sorts after `after`.
+func (n *Node) ReadSideAfter(ctx context.Context, shard uint32, space byte, user, after string, limit int, stale bool) (storage.SideRead, error) {
+	return n.readSide(ctx, shard, sideQuery{space: space, user: user, after: after, limit: limit}, stale)
+}
+
+// sideQuery is a read of one user's side space: under prefix, or after a key.
+type sideQuery struct {
+	space               byte
+	user, prefix, after string
+	limit               int
+}
+
+func (n *Node) readSide(ctx context.Context, shard uint32, sq sideQuery, stale bool) (storage.SideRead, error) {
 	var out storage.SideRead
-	err := n.onShard(ctx, shard, "side", stale, func(ctx context.Context, r *Replica) error {
-		var err error
-		out, err = n.readSideLocal(ctx, r, space, user, prefix, limit, stale)
-		return err
-	}, func(ctx context.Context, addr string) error {
-		return n.call(ctx, http.MethodGet, addr, fmt.Sprintf("%sshards/%d/side", internalPrefix, shard),
-			url.Values{"user": {user}, "space": {string(space)}, "prefix": {prefix}, "limit": {strconv.Itoa(limit)},
-				"stale": {strconv.FormatBool(stale)}}, "", nil, &out)
+	err := n.routed(ctx, shard, sq.user, func(shard uint32) error {
+		return n.onShard(ctx, shard, "side", stale, func(ctx context.Context, r *Replica) error {
+			var err error
+			out, err = n.readSideLocal(ctx, r, sq, stale)
+			return err
+		}, func(ctx context.Context, addr string) error {
+			q := url.Values{"user": {sq.user}, "space": {string(sq.space)}, "prefix": {sq.prefix},
+				"limit": {strconv.Itoa(sq.limit)}, "stale": {strconv.FormatBool(stale)}}
+			if sq.after != "" {
+				q.Set("after", sq.after) // absent for plain reads, so older nodes serve them unchanged
+			}
+			return n.call(ctx, http.MethodGet, addr, fmt.Sprintf("%sshards/%d/side", internalPrefix, shard), q, "", nil, &out)
+		})
 	})
 	return out, err
 }
@@ -31,35 +52,46 @@ func (n *Node) ReadSide(ctx context.Context, shard uint32, space byte, user, pre
 // limit, without their embeddings.
 func (n *Node) Recent(ctx context.Context, shard uint32, user string, types []memory.Type, limit int, stale bool) ([]memory.Memory, error) {
 	var out []memory.Memory
-	err := n.onShard(ctx, shard, "recent", stale, func(ctx context.Context, r *Replica) error {
-		var err error
-		out, err = n.recentLocal(ctx, r, user, types, limit, stale)
-		return err
-	}, func(ctx context.Context, addr string) error {
-		q := url.Values{"user": {user}, "limit": {strconv.Itoa(limit)}, "stale": {strconv.FormatBool(stale)}}
-		for _, t := range types {
-			q.Add("type", string(t))
-		}
-		return n.call(ctx, http.MethodGet, addr, fmt.Sprintf("%sshards/%d/recent", internalPrefix, shard), q, "", nil, &out)
+	err := n.routed(ctx, shard, user, func(shard uint32) error {
+		return n.onShard(ctx, shard, "recent", stale, func(ctx context.Context, r *Replica) error {
+			var err error
+			out, err = n.recentLocal(ctx, r, user, types, limit, stale)
+			return err
+		}, func(ctx context.Context, addr string) error {
+			q := url.Values{"user": {user}, "limit": {strconv.Itoa(limit)}, "stale": {strconv.FormatBool(stale)}}
+			for _, t := range types {
+				q.Add("type", string(t))
+			}
+			return n.call(ctx, http.MethodGet, addr, fmt.Sprintf("%sshards/%d/recent", internalPrefix, shard), q, "", nil, &out)
+		})
 	})
 	return out, err
 }
 
-func (n *Node) readSideLocal(ctx context.Context, r *Replica, space byte, user, prefix string, limit int, stale bool) (storage.SideRead, error) {
-	if err := checkUsers(ctx, user); err != nil {
+func (n *Node) readSideLocal(ctx context.Context, r *Replica, sq sideQuery, stale bool) (storage.SideRead, error) {
+	if err := n.userReadable(ctx, r, sq.user, stale); err != nil {
 		return storage.SideRead{}, err
+	}
+	if sq.after != "" {
+		return n.db.ReadSideAfter(r.Shard, sq.space, sq.user, sq.after, sq.limit)
+	}
+	return n.db.ReadSide(r.Shard, sq.space, sq.user, sq.prefix, sq.limit)
+}
+
+// userReadable checks what every read of one user's records on a local replica needs: the caller may see
+// the user, the replica is current (unless stale), and it still owns the user.
+func (n *Node) userReadable(ctx context.Context, r *Replica, user string, stale bool) error {
+	if err := checkUsers(ctx, user); err != nil {
+		return err
 	}
 	if err := barrier(ctx, r, stale); err != nil {
-		return storage.SideRead{}, err
+		return err
 	}
-	return n.db.ReadSide(r.Shard, space, user, prefix, limit)
+	return owns(r, user)
 }
 
 func (n *Node) recentLocal(ctx context.Context, r *Replica, user string, types []memory.Type, limit int, stale bool) ([]memory.Memory, error) {
-	if err := checkUsers(ctx, user); err != nil {
-		return nil, err
-	}
-	if err := barrier(ctx, r, stale); err != nil {
+	if err := n.userReadable(ctx, r, user, stale); err != nil {
 		return nil, err
 	}
 	return n.db.Recent(r.Shard, user, types, limit)
@@ -84,7 +116,8 @@ func (n *Node) handleReadSide(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, &rpcError{Code: "invalid", Message: "bad space"})
 		return
 	}
-	out, err := n.readSideLocal(r.Context(), rep, space[0], q.Get("user"), q.Get("prefix"), limit, stale)
+	sq := sideQuery{space: space[0], user: q.Get("user"), prefix: q.Get("prefix"), after: q.Get("after"), limit: limit}
+	out, err := n.readSideLocal(r.Context(), rep, sq, stale)
 	if err != nil {
 		writeRPCError(w, toRPCError(err, rep))
 		return

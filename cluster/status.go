@@ -15,7 +15,11 @@ import (
 func (n *Node) Status(ctx context.Context) apiv1.ClusterStatus {
 	st := n.meta.State()
 	states := n.memberStates()
-	out := apiv1.ClusterStatus{NodeID: n.cfg.NodeID, RebalancePaused: st.Paused, Moves: []apiv1.MoveStatus{}}
+	out := apiv1.ClusterStatus{NodeID: n.cfg.NodeID, RebalancePaused: st.Paused, Moves: []apiv1.MoveStatus{},
+		Buckets: st.Buckets, MapVersion: st.MapVersion}
+	if sp := st.Split; sp != nil {
+		out.Split = &apiv1.SplitUnderWay{Shard: int(sp.Parent), Child: int(sp.Child)}
+	}
 	ids := sortedKeys(st.Nodes)
 	for id := range n.liveMembers() {
 		if _, ok := st.Nodes[id]; !ok {
@@ -50,7 +54,11 @@ func (n *Node) Status(ctx context.Context) apiv1.ClusterStatus {
 	for s, reps := range st.Placement {
 		v := views[s]
 		ss := apiv1.ShardStatus{ID: s, Replicas: reps, Want: min(st.Replicas, len(ids)), Leader: v.leader,
-			AppliedIndex: v.applied, Bytes: v.bytes, Moving: v.leader != "" && !v.converged(reps)}
+			AppliedIndex: v.applied, Bytes: v.bytes, Moving: v.leader != "" && !v.converged(reps), Memories: v.memories,
+			Splitting: st.Split != nil && (s == int(st.Split.Parent) || s == int(st.Split.Child))}
+		if s < len(st.Ranges) {
+			ss.Range = apiRange(st.Ranges[s])
+		}
 		for _, id := range reps {
 			if states[id] == "alive" {
 				ss.LiveReplicas++
@@ -60,7 +68,7 @@ func (n *Node) Status(ctx context.Context) apiv1.ClusterStatus {
 			app := v.replicaApp[id]
 			ss.Progress = append(ss.Progress, apiv1.ReplicaProgress{Node: id, Applied: app, Lag: v.applied - min(app, v.applied)})
 		}
-		if ss.Leader == "" || ss.LiveReplicas < min(st.Replicas, len(reps)) || len(reps) < st.Replicas {
+		if ss.Leader == "" || ss.LiveReplicas < min(st.Replicas, len(reps)) || len(reps) < st.Replicas || ss.Splitting {
 			out.Healthy = false
 		}
 		out.Shards = append(out.Shards, ss)
@@ -110,13 +118,21 @@ func (n *Node) gatherReports(ctx context.Context, ids []string, states map[strin
 	return out
 }
 
-// Ready reports whether every local replica knows a leader (the /readyz condition).
+// Ready reports whether every replica held before a restart is open and every local replica knows a leader (the
+// /readyz condition).
 func (n *Node) Ready() (bool, string) {
 	if n.removed.Load() {
 		return false, ErrRemoved.Error()
 	}
 	if !n.meta.State().Initialized() {
 		return false, "cluster not formed yet"
+	}
+	n.mu.RLock()
+	held := len(n.held)
+	n.mu.RUnlock()
+	if held > 0 {
+		// Until then a request for one of these shards finds no local replica (restart.go).
+		return false, "replicas held before the restart are not open yet"
 	}
 	for _, s := range n.LocalShards() {
 		r, ok := n.Replica(s)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,6 +32,8 @@ type testNode struct {
 	dir  string
 	// disk is the node's filesystem: the real one, whose free space a test can report as none.
 	disk *fullableFS
+	// oldBuild makes the node's report look like a build's before CmdPrune (no max_command).
+	oldBuild atomic.Bool
 }
 
 // fullableFS is the OS filesystem, except that it reports no free space while full is set.
@@ -125,7 +128,16 @@ func (c *testCluster) start(tn *testNode) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	tn.http = &http.Server{Handler: n.InternalHandler()}
+	internal := n.InternalHandler()
+	tn.http = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tn.oldBuild.Load() && r.Method == http.MethodGet && r.URL.Path == internalPrefix+"node" {
+			rep := n.Report()
+			rep.MaxCommand = 0
+			writeJSON(w, http.StatusOK, rep)
+			return
+		}
+		internal.ServeHTTP(w, r)
+	})}
 	go tn.http.Serve(ln)
 	if err := n.Start(); err != nil {
 		c.t.Fatal(err)
@@ -235,4 +247,19 @@ func (c *testCluster) get(tn *testNode, user, id string, stale bool) (memory.Mem
 		return memory.Memory{}, err
 	}
 	return tn.Get(ctx, shard, user, id, stale)
+}
+
+// background runs work in goroutines until the returned stop is called, and stops them (waiting) when the
+// test ends too — registered after the cluster, this cleanup runs before the nodes stop, so a test that fails
+// midway never leaves writers calling into a stopped node.
+func (c *testCluster) background(workers int, work func(w int, stop <-chan struct{})) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { work(w, done) })
+	}
+	var once sync.Once
+	stop = func() { once.Do(func() { close(done); wg.Wait() }) }
+	c.t.Cleanup(stop)
+	return stop
 }

@@ -201,8 +201,14 @@ func (p *planner) zonesOf(s int, except string) map[string]bool {
 func (p *planner) repair() {
 	for s := range p.out.Placement {
 		for _, id := range slices.Clone(p.out.Placement[s]) {
-			if st := p.state(id); st == Gone || st == Removed {
-				p.replace(s, id, p.target(s, id), "repair")
+			st := p.state(id)
+			if st != Gone && st != Removed {
+				continue
+			}
+			// A gone node with no live node to take its place stays placed: dropped, its shard would vote with
+			// fewer members, and need every one of them, until the node comes back as a member again.
+			if to := p.target(s, id); to != "" || st == Removed {
+				p.replace(s, id, to, "repair")
 			}
 		}
 		for len(p.out.Placement[s]) < p.want() && p.movesLeft() {
