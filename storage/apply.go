@@ -14,6 +14,7 @@ import (
 type changes struct {
 	puts []memory.Memory
 	dels []Ref
+	born []uint32 // children whose first state a split wrote (SetOnBorn)
 }
 
 // diskErr marks a failed Pebble read as ErrDiskIO: the state machine retries the batch instead of halting.
@@ -27,7 +28,7 @@ func diskErr(op string, err error) error {
 func applyCommand(b *pebble.Batch, shard uint32, c Command, ch *changes) (ApplyResult, error) {
 	switch c.Type {
 	case CmdPut:
-		return applyPut(b, shard, c.Puts, ch)
+		return applyPut(b, shard, c.Puts, c.PutRecords, ch)
 	case CmdDelete:
 		return once(b, shard, c.Delete.RequestID, func() (ApplyResult, error) { return applyDelete(b, shard, c.Delete, ch) })
 	case CmdDeleteUser:
@@ -38,15 +39,25 @@ func applyCommand(b *pebble.Batch, shard uint32, c Command, ch *changes) (ApplyR
 		return applySetEmbeddings(b, shard, c.SetEmbed, ch)
 	case CmdUserTxn:
 		return applyUserTxn(b, shard, c.UserTxn, ch)
+	case CmdUpdate:
+		return applyUpdate(b, shard, c.UserTxn, ch)
+	case CmdPrune:
+		return applyPrune(b, shard, c.Prune)
 	}
 	return ApplyResult{}, fmt.Errorf("%w: type %d", ErrUnknownCommand, c.Type)
 }
 
-func applyPut(b *pebble.Batch, shard uint32, ms []memory.Memory, ch *changes) (ApplyResult, error) {
+// applyPut writes ms; recs, when given, are their records already encoded (the entry's own bytes).
+func applyPut(b *pebble.Batch, shard uint32, ms []memory.Memory, recs [][]byte, ch *changes) (ApplyResult, error) {
 	for i := range ms {
-		rec, err := EncodeMemory(&ms[i])
-		if err != nil {
-			return ApplyResult{}, err
+		var rec []byte
+		if len(recs) == len(ms) {
+			rec = recs[i]
+		} else {
+			var err error
+			if rec, err = EncodeMemory(&ms[i]); err != nil {
+				return ApplyResult{}, err
+			}
 		}
 		if err := b.Set(MemoryKey(shard, ms[i].UserID, ms[i].ID), rec, nil); err != nil {
 			return ApplyResult{}, err

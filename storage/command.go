@@ -7,12 +7,13 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/memcluster/memcluster/internal/formats"
 	"github.com/memcluster/memcluster/memory"
 )
 
 // Command encoding: [format version][type][payload]. Everything non-deterministic (ids, clocks, embeddings) is
 // decided by the proposer and carried in the payload; replicas only decode and write.
-const commandVersion = 1
+const commandVersion = formats.Command
 
 // CommandType names a state change.
 type CommandType uint8
@@ -28,16 +29,35 @@ const (
 	// CmdUserTxn changes one user's memories and side state (sessions, facts, history, samples) atomically,
 	// guarded by the user's revision. Payload: see EncodeUserTxn.
 	CmdUserTxn CommandType = 5
+	// CmdSplit hands the upper part of the shard's hash range to a new shard: every record of the users in
+	// it moves to the child's keyspace in the same batch (split.go). Payload: JSON SplitPayload.
+	CmdSplit CommandType = 6
+	// CmdPrune deletes the shard's request results made before a cutoff the proposer chose (prune.go); it
+	// names no user. Payload: JSON PrunePayload.
+	CmdPrune CommandType = 7
+	// CmdUpdate is a user transaction whose puts replace memories that must still exist: if one was deleted
+	// since the proposer read it, nothing is written and the result is a conflict (update.go). Payload: as
+	// CmdUserTxn.
+	CmdUpdate CommandType = 8
+
+	// MaxCommandType is the highest command type this build applies. An older build halts a replica on an
+	// entry of a later type, so a proposer of an automatic command checks its peers' (cluster: NodeReport).
+	MaxCommandType = CmdUpdate
 )
 
 // Command is a decoded log entry.
 type Command struct {
-	Type       CommandType
-	Puts       []memory.Memory
+	Type CommandType
+	Puts []memory.Memory
+	// PutRecords are the encoded records of Puts as the entry carries them (EncodeMemory's bytes): apply
+	// stores them as they are instead of encoding each memory again on every replica.
+	PutRecords [][]byte
 	Delete     DeletePayload
 	DeleteUser DeleteUserPayload
 	SetEmbed   SetEmbeddingsPayload
 	UserTxn    UserTxnPayload
+	Split      SplitPayload
+	Prune      PrunePayload
 }
 
 // SetEmbeddingsPayload carries new embeddings, computed by the proposer.
@@ -112,15 +132,23 @@ func DecodeCommand(b []byte) (Command, error) {
 	var err error
 	switch c.Type {
 	case CmdPut:
-		c.Puts, err = decodePuts(p)
+		c.Puts, c.PutRecords, err = decodePuts(p)
 	case CmdDelete:
 		err = strictJSON(p, &c.Delete)
 	case CmdDeleteUser:
 		err = strictJSON(p, &c.DeleteUser)
 	case CmdSetEmbeddings:
 		err = strictJSON(p, &c.SetEmbed)
-	case CmdUserTxn:
+	case CmdUserTxn, CmdUpdate:
 		c.UserTxn, err = decodeUserTxn(p)
+	case CmdSplit:
+		if err = strictJSON(p, &c.Split); err == nil {
+			err = c.Split.validate()
+		}
+	case CmdPrune:
+		if err = strictJSON(p, &c.Prune); err == nil {
+			err = c.Prune.validate()
+		}
 	default:
 		return c, fmt.Errorf("%w: type %d", ErrUnknownCommand, c.Type)
 	}
@@ -130,29 +158,32 @@ func DecodeCommand(b []byte) (Command, error) {
 	return c, nil
 }
 
-func decodePuts(p []byte) ([]memory.Memory, error) {
+func decodePuts(p []byte) ([]memory.Memory, [][]byte, error) {
 	n, w := binary.Uvarint(p)
 	if w <= 0 || n > uint64(len(p)) {
-		return nil, errors.New("put count")
+		return nil, nil, errors.New("put count")
 	}
 	p = p[w:]
 	out := make([]memory.Memory, 0, n)
+	recs := make([][]byte, 0, n)
 	for i := uint64(0); i < n; i++ {
 		l, w := binary.Uvarint(p)
 		if w <= 0 || uint64(len(p)-w) < l {
-			return nil, errors.New("put record length")
+			return nil, nil, errors.New("put record length")
 		}
-		m, err := DecodeMemory(p[w : w+int(l)])
+		rec := p[w : w+int(l)]
+		m, err := DecodeMemory(rec)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, m)
+		recs = append(recs, rec)
 		p = p[w+int(l):]
 	}
 	if len(p) != 0 {
-		return nil, errors.New("trailing bytes")
+		return nil, nil, errors.New("trailing bytes")
 	}
-	return out, nil
+	return out, recs, nil
 }
 
 func strictJSON(p []byte, v any) error {
@@ -162,7 +193,8 @@ func strictJSON(p []byte, v any) error {
 }
 
 // Users lists the users a command touches, one entry per item that names one (repeats included), so that a
-// caller can check every one of them.
+// caller can check every one of them. CmdSplit and CmdPrune name none: a split is checked against the shard's
+// range itself, and a prune touches only request results.
 func (c Command) Users() []string {
 	var out []string
 	switch c.Type {
@@ -178,11 +210,12 @@ func (c Command) Users() []string {
 		for _, it := range c.SetEmbed.Items {
 			out = append(out, it.UserID)
 		}
-	case CmdUserTxn:
+	case CmdUserTxn, CmdUpdate:
 		out = append(out, c.UserTxn.UserID)
 		for _, m := range c.UserTxn.Puts {
 			out = append(out, m.UserID)
 		}
+	case CmdSplit, CmdPrune:
 	}
 	return out
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/hashicorp/raft"
+	"github.com/oklog/ulid/v2"
 
 	"github.com/memcluster/memcluster/memory"
 )
@@ -59,7 +60,8 @@ func openCrashDB(t *testing.T, fs vfs.FS) *DB {
 }
 
 // crashWorkload returns raft entries from index 1 in batches as raft would hand them to ApplyBatch: puts that
-// overwrite, deletes (some retried with the same request id), user deletions, embedding updates and no-ops.
+// overwrite, deletes (some retried with the same request id), user deletions, embedding updates, prunes of request
+// results and no-ops.
 func crashWorkload(rng *rand.Rand, batches int) [][]*raft.Log {
 	var out [][]*raft.Log
 	index, term := uint64(0), uint64(1)
@@ -80,7 +82,7 @@ func crashWorkload(rng *rand.Rand, batches int) [][]*raft.Log {
 func crashEntry(rng *rand.Rand, index, term uint64) *raft.Log {
 	user := fmt.Sprintf("u%d", rng.IntN(5))
 	id := func() string { return fmt.Sprintf("01J%04d", rng.IntN(30)) }
-	reqID := fmt.Sprintf("req-%d", rng.IntN(int(index)+1)) // sometimes an earlier request, retried
+	reqID := crashRequestID(rng.IntN(int(index) + 1)) // sometimes an earlier request, retried
 	var data []byte
 	var err error
 	switch k := rng.IntN(20); {
@@ -97,6 +99,10 @@ func crashEntry(rng *rand.Rand, index, term uint64) *raft.Log {
 	case k < 18:
 		data, err = EncodeSetEmbeddings(SetEmbeddingsPayload{Items: []EmbeddingUpdate{
 			{UserID: user, ID: id(), Model: "m2", Vector: randomVector(rng)}}})
+	case k < 19:
+		// Prunes the results of requests made before a random earlier one (ids of the other form stay).
+		data, err = EncodePrune(PrunePayload{BeforeMS: crashRequestBase + uint64(rng.IntN(int(index)+1))*1000,
+			Max: rng.IntN(4)})
 	default:
 		return &raft.Log{Index: index, Term: term, Type: raft.LogNoop}
 	}
@@ -104,6 +110,21 @@ func crashEntry(rng *rand.Rand, index, term uint64) *raft.Log {
 		panic(err)
 	}
 	return &raft.Log{Index: index, Term: term, Type: raft.LogCommand, Data: data}
+}
+
+// crashRequestBase is the time (Unix ms) of request 0's id.
+const crashRequestBase = 1700000000000
+
+// crashRequestID is the id of the workload's request n: a ULID made n seconds after crashRequestBase for even
+// n, which prunes delete once past it, and a non-ULID id, which they never delete, for odd n.
+func crashRequestID(n int) string {
+	if n%2 == 1 {
+		return fmt.Sprintf("req-%d", n)
+	}
+	var u ulid.ULID
+	_ = u.SetTime(crashRequestBase + uint64(n)*1000)
+	_ = u.SetEntropy(binary.BigEndian.AppendUint64(make([]byte, 2), uint64(n)))
+	return u.String()
 }
 
 func randomMemory(rng *rand.Rand, user, id string) memory.Memory {

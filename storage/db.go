@@ -19,6 +19,10 @@ type Options struct {
 	FS vfs.FS
 	// CacheSize is Pebble's block cache in bytes; default 64 MiB.
 	CacheSize int64
+	// MemTableSize is the size of one Pebble memtable; default 64 MiB (Pebble's own default is 4 MiB). Every
+	// put is written twice, as a raft entry and as a record, so small memtables flush every second under load
+	// and L0 compactions take a tenth of the node's CPU (docs/benchmarks.md).
+	MemTableSize uint64
 	// Logger receives Pebble's events; default slog.Default().
 	Logger *slog.Logger
 	// MinFreeBytes is the free-space watermark: below it WriteHealth reports the node read-only, so it stops
@@ -38,6 +42,9 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.CacheSize == 0 {
 		o.CacheSize = 64 << 20
+	}
+	if o.MemTableSize == 0 {
+		o.MemTableSize = 64 << 20
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -76,7 +83,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	defer cache.Unref()
 	health := newDiskHealth(dir, opts)
 	po := &pebble.Options{Cache: cache, FS: opts.FS, Logger: pebbleLogger{opts.Logger},
-		EventListener: health.eventListener()}
+		EventListener: health.eventListener(), MemTableSize: opts.MemTableSize}
 	pdb, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("open pebble %s: %w", dir, err)

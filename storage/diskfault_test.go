@@ -84,7 +84,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func faultyDB(t *testing.T, inj errorfs.Injector, log *slog.Logger) *DB {
 	t.Helper()
 	db, err := Open("db", Options{FS: errorfs.Wrap(vfs.NewMem(), inj), Logger: log, MinFreeBytes: -1,
-		CacheSize: 1, WriteRetryMin: time.Millisecond, WriteRetryMax: 5 * time.Millisecond})
+		CacheSize: 1, MemTableSize: 4 << 20, WriteRetryMin: time.Millisecond, WriteRetryMax: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestFullDiskBlocksApplyUntilItRecovers(t *testing.T) {
 	applyOK(t, f, []*raft.Log{putLog(t, 1, mem("u", "A", "a"))})
 
 	tog.On()
-	// Each batch is over half of Pebble's 4 MiB memtable, so it must be flushed to an sstable on its own.
+	// Each batch is over half of the 4 MiB memtable faultyDB asks for, so it must be flushed to an sstable on its own.
 	var batches [][]*raft.Log
 	for b := range 5 {
 		var ms []memory.Memory

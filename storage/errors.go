@@ -27,4 +27,7 @@ var (
 	// ErrReadOnly is returned by DB.WriteHealth while the node should refuse new writes: free space is below
 	// the watermark or the disk failed a write and has not taken one since.
 	ErrReadOnly = errors.New("node is read-only")
+	// ErrWrongShard answers a command or read for a user this shard no longer owns (its range was split off):
+	// nothing was written, and the caller routes the request again.
+	ErrWrongShard = errors.New("user not owned by this shard")
 )

@@ -55,7 +55,9 @@ type ShardFSM struct {
 	idx      Indexer
 	log      *slog.Logger
 	onHalt   func(error)
+	onBorn   func(child uint32) // a split wrote a child's first state (SetOnBorn)
 	applied  atomic.Uint64
+	owned    atomic.Pointer[Owned] // the range after a split; nil: the whole bucket
 	halted   atomic.Bool
 	stopped  atomic.Bool // gave up waiting for the disk: raft thinks entries applied that are not
 	stop     chan struct{}
@@ -72,8 +74,24 @@ func NewShardFSM(db *DB, shard uint32, idx Indexer, log *slog.Logger, onHalt fun
 	f := &ShardFSM{db: db, shard: shard, idx: idx, log: log.With("shard", shard), onHalt: onHalt,
 		stop: make(chan struct{})}
 	f.applied.Store(applied)
+	owned, err := db.loadOwned(shard)
+	if err != nil {
+		return nil, err
+	}
+	f.owned.Store(owned)
 	return f, nil
 }
+
+// Owns reports whether user belongs to this shard as of the applied index: false once a split gave the
+// user's range away, and then reads must route again (ErrWrongShard).
+func (f *ShardFSM) Owns(user string) bool { return f.owned.Load().Owns(user) }
+
+// SetOnBorn registers fn, called from the apply goroutine after a split entry wrote a child shard's first
+// state on this node. Call it before raft starts.
+func (f *ShardFSM) SetOnBorn(fn func(child uint32)) { f.onBorn = fn }
+
+// Owned is the range a split left the shard (nil: it never split and owns its whole bucket).
+func (f *ShardFSM) Owned() *Owned { return f.owned.Load() }
 
 // AppliedIndex is the raft index the shard's state reflects.
 func (f *ShardFSM) AppliedIndex() uint64 { return f.applied.Load() }
@@ -132,13 +150,14 @@ func (f *ShardFSM) tryApply(logs []*raft.Log, res []any) error {
 	defer b.Close()
 	var ch changes
 	var lastIndex, lastTerm uint64
+	owned := f.owned.Load() // a split inside this batch changes it for the entries after it
 	for i, l := range logs {
 		res[i] = ApplyResult{}
 		if l.Index <= f.applied.Load() {
 			continue
 		}
 		if l.Type == raft.LogCommand {
-			r, err := f.applyEntry(b, l, &ch)
+			r, err := f.applyEntry(b, l, &ch, &owned)
 			if retryable(err) {
 				return err
 			}
@@ -146,6 +165,7 @@ func (f *ShardFSM) tryApply(logs []*raft.Log, res []any) error {
 				if cerr := f.commit(b, &ch, lastIndex, lastTerm); cerr != nil {
 					return cerr
 				}
+				f.owned.Store(owned)
 				f.halt(l, err)
 				fillErr(res, i, ErrHalted)
 				return nil
@@ -154,7 +174,11 @@ func (f *ShardFSM) tryApply(logs []*raft.Log, res []any) error {
 		}
 		lastIndex, lastTerm = l.Index, l.Term
 	}
-	return f.commit(b, &ch, lastIndex, lastTerm)
+	if err := f.commit(b, &ch, lastIndex, lastTerm); err != nil {
+		return err
+	}
+	f.owned.Store(owned)
+	return nil
 }
 
 // retryable reports whether err is a disk failure that may go away. Corruption does not: retrying would block
@@ -170,10 +194,34 @@ func fillErr(res []any, from int, err error) []any {
 	return res
 }
 
-func (f *ShardFSM) applyEntry(b *pebble.Batch, l *raft.Log, ch *changes) (ApplyResult, error) {
+// applyEntry applies one command. A command for a user outside the shard's range, or a split of a range the
+// shard does not own, is answered ErrWrongShard with nothing written: the same on every replica.
+func (f *ShardFSM) applyEntry(b *pebble.Batch, l *raft.Log, ch *changes, owned **Owned) (ApplyResult, error) {
 	cmd, err := DecodeCommand(l.Data)
 	if err != nil {
 		return ApplyResult{}, err
+	}
+	if cmd.Type == CmdSplit {
+		apply, err := splitApplies(*owned, cmd.Split)
+		if err != nil || !apply {
+			return ApplyResult{Err: err}, nil
+		}
+		keep, born, err := applySplit(b, f.shard, cmd.Split, ch)
+		if err != nil {
+			return ApplyResult{}, err
+		}
+		f.log.Info("shard split", "index", l.Index, "child", cmd.Split.Child, "keep", keep.Range, "give", cmd.Split.Give,
+			"child_state_written", born)
+		*owned = keep
+		if born {
+			ch.born = append(ch.born, cmd.Split.Child)
+		}
+		return ApplyResult{}, nil
+	}
+	for _, u := range cmd.Users() {
+		if !(*owned).Owns(u) {
+			return ApplyResult{Err: fmt.Errorf("%w: %q (shard %d owns %v)", ErrWrongShard, u, f.shard, (*owned).Range)}, nil
+		}
 	}
 	return applyCommand(b, f.shard, cmd, ch)
 }
@@ -196,6 +244,11 @@ func (f *ShardFSM) commit(b *pebble.Batch, ch *changes, index, term uint64) erro
 	f.applied.Store(index)
 	if f.idx != nil && (len(ch.puts) > 0 || len(ch.dels) > 0) {
 		f.idx.Index(index, ch.puts, ch.dels)
+	}
+	for _, c := range ch.born {
+		if f.onBorn != nil {
+			f.onBorn(c)
+		}
 	}
 	return nil
 }
@@ -269,6 +322,11 @@ func (f *ShardFSM) Restore(rc io.ReadCloser) error {
 		return err
 	}
 	f.applied.Store(index)
+	owned, err := f.db.loadOwned(f.shard)
+	if err != nil {
+		return err
+	}
+	f.owned.Store(owned)
 	if f.idx != nil {
 		f.idx.Reset()
 	}

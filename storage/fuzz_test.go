@@ -27,7 +27,9 @@ func FuzzDecodeCommand(f *testing.F) {
 	del, _ := EncodeDelete(DeletePayload{UserID: "u", IDs: []string{"a"}})
 	du, _ := EncodeDeleteUser(DeleteUserPayload{UserID: "u"})
 	se, _ := EncodeSetEmbeddings(SetEmbeddingsPayload{Items: []EmbeddingUpdate{{UserID: "u", ID: "a", Model: "m", Vector: []float32{1}}}})
-	for _, s := range [][]byte{put, del, du, se, {}, {1}, {1, 9}, {2, 1}} {
+	pr, _ := EncodePrune(PrunePayload{BeforeMS: 1700000000000, Max: 100})
+	up, _ := EncodeUpdate(UserTxnPayload{UserID: m.UserID, ExpectRev: 1, Puts: []memory.Memory{m}})
+	for _, s := range [][]byte{put, del, du, se, pr, up, {}, {1}, {1, 9}, {2, 1}} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

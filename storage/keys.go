@@ -3,6 +3,8 @@ package storage
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/memcluster/memcluster/internal/formats"
 )
 
 // Key layout (format version 1). Every key starts with a one-byte space tag:
@@ -12,8 +14,12 @@ import (
 //	's' shard(u32) 'r'                 -> restore-in-progress marker
 //	's' shard(u32) 'd' ulen(uvarint) user id -> encoded memory record
 //	's' shard(u32) 'q' request id       -> result of a non-idempotent-looking command (deleted count, u64)
+//	                                       pruned by CmdPrune once the id's ULID time is past the retention
+//	's' shard(u32) 'm'                 -> the hash range the shard owns (split.go); absent: its whole bucket
+//	's' shard(u32) 'b'                 -> a shard born by a split: the voters of its first raft configuration
 //	's' shard(u32) space ulen user key  -> a user's side record, space one of 'f' facts, 'g' patterns,
-//	                                       'h' history, 'l' working sessions, 'p' samples, 'i' revision
+//	                                       'h' history, 'l' working sessions, 'p' samples, 'k' cold segments,
+//	                                       'j' archive reads, 'o' workspace files, 'i' revision
 //	                                       (usertxn.go); all inside the snapshot range ['d', 'r')
 //	'r' shard(u32) ...                 -> the shard's raft log and stable store (raftstore owns the rest)
 //	'n' name                           -> node-local values (node id, known peers)
@@ -21,7 +27,7 @@ import (
 // Length-prefixing the user keeps one user's memories contiguous and no user's range a prefix of another's;
 // ids are ULIDs, so a user's memories sort by creation time.
 const (
-	KeyFormatVersion = 1
+	KeyFormatVersion = formats.Keys
 
 	spaceShard = 's'
 	spaceRaft  = 'r'
@@ -31,6 +37,8 @@ const (
 	subRestore = 'r'
 	subData    = 'd'
 	subRequest = 'q'
+	subRange   = 'm' // inside the snapshot range: a replica restored from a snapshot learns its range
+	subBirth   = 'b' // outside it: only the nodes that applied the split start the group from it
 )
 
 var keyFormat = []byte("\x00fmt")
@@ -49,6 +57,8 @@ func ShardRange(shard uint32) (start, end []byte) {
 
 func appliedKey(shard uint32) []byte { return append(shardPrefix(shard), subApplied) }
 func restoreKey(shard uint32) []byte { return append(shardPrefix(shard), subRestore) }
+func rangeKey(shard uint32) []byte   { return append(shardPrefix(shard), subRange) }
+func birthKey(shard uint32) []byte   { return append(shardPrefix(shard), subBirth) }
 
 // requestKey records the outcome of a request, so a retried proposal answers what the first one did.
 func requestKey(shard uint32, id string) []byte {

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/memcluster/memcluster/internal/formats"
 	"github.com/memcluster/memcluster/memory"
 )
 
 // Record encoding, version 1: [1][uvarint n][n bytes of JSON without the embedding][uvarint dim][dim float32 LE].
 // The embedding is binary because it dominates the record and JSON floats are slow and large.
-const recordVersion = 1
+const recordVersion = formats.Record
 
 // EncodeMemory encodes m for storage and for commands.
 func EncodeMemory(m *memory.Memory) ([]byte, error) {

@@ -20,6 +20,11 @@ type SideRead struct {
 // ReadSide reads user's records of space whose key starts with prefix, in key order, at most limit of them
 // (0: no limit), and the user's revision, as of one instant.
 func (d *DB) ReadSide(shard uint32, space byte, user, prefix string, limit int) (SideRead, error) {
+	return d.readSide(shard, space, user, prefix, "", limit)
+}
+
+// readSide reads the records under prefix whose key sorts after `after` ("": from the first).
+func (d *DB) readSide(shard uint32, space byte, user, prefix, after string, limit int) (SideRead, error) {
 	var out SideRead
 	if !validSideSpace(space) || space == spaceUserRev {
 		return out, fmt.Errorf("read side: unknown space %q", space)
@@ -32,7 +37,11 @@ func (d *DB) ReadSide(shard uint32, space byte, user, prefix string, limit int) 
 	}
 	out.Rev = rev
 	lo := SideKey(shard, space, user, prefix)
-	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
+	hi := prefixEnd(lo)
+	if after != "" {
+		lo = append(SideKey(shard, space, user, after), 0) // the first key past after's
+	}
+	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return out, err
 	}

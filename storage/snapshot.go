@@ -10,6 +10,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/hashicorp/raft"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/memcluster/memcluster/internal/formats"
 )
 
 // Snapshot stream, version 1, zstd-compressed (frames carry checksums):
@@ -19,7 +21,7 @@ import (
 //	[uvarint 0] [record count u64]
 //
 // Keys are stored without the shard prefix so a snapshot restores into whichever shard id receives it.
-const snapshotVersion = 1
+const snapshotVersion = formats.Snapshot
 
 var snapshotMagic = []byte("MCSNAP")
 
@@ -32,7 +34,7 @@ type shardSnapshot struct {
 
 // Persist implements raft.FSMSnapshot.
 func (s *shardSnapshot) Persist(sink raft.SnapshotSink) error {
-	if err := s.write(sink); err != nil {
+	if _, err := s.write(sink); err != nil {
 		sink.Cancel()
 		return fmt.Errorf("persist shard %d snapshot: %w", s.shard, err)
 	}
@@ -42,10 +44,12 @@ func (s *shardSnapshot) Persist(sink raft.SnapshotSink) error {
 // Release implements raft.FSMSnapshot.
 func (s *shardSnapshot) Release() { s.snap.Close() }
 
-func (s *shardSnapshot) write(w io.Writer) error {
+// write streams the snapshot and counts its keys and, among them, memory records.
+func (s *shardSnapshot) write(w io.Writer) (st BackupStats, err error) {
+	st.Index, st.Term = s.index, s.term
 	zw, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedFastest))
 	if err != nil {
-		return err
+		return st, err
 	}
 	bw := bufio.NewWriterSize(zw, 1<<16)
 	hdr := append([]byte(nil), snapshotMagic...)
@@ -53,12 +57,12 @@ func (s *shardSnapshot) write(w io.Writer) error {
 	hdr = binary.BigEndian.AppendUint64(hdr, s.index)
 	hdr = binary.BigEndian.AppendUint64(hdr, s.term)
 	if _, err := bw.Write(hdr); err != nil {
-		return err
+		return st, err
 	}
 	lo, hi := stateRange(s.shard)
 	it, err := s.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
-		return err
+		return st, err
 	}
 	defer it.Close()
 	prefixLen := len(shardPrefix(s.shard))
@@ -70,22 +74,26 @@ func (s *shardSnapshot) write(w io.Writer) error {
 		scratch = binary.AppendUvarint(scratch, uint64(len(it.Value())))
 		scratch = append(scratch, it.Value()...)
 		if _, err := bw.Write(scratch); err != nil {
-			return err
+			return st, err
 		}
 		count++
+		if it.Key()[prefixLen] == subData {
+			st.Memories++
+		}
 	}
 	if err := it.Error(); err != nil {
-		return err
+		return st, err
 	}
 	tail := binary.AppendUvarint(nil, 0)
 	tail = binary.BigEndian.AppendUint64(tail, count)
 	if _, err := bw.Write(tail); err != nil {
-		return err
+		return st, err
 	}
 	if err := bw.Flush(); err != nil {
-		return err
+		return st, err
 	}
-	return zw.Close()
+	st.Records = count
+	return st, zw.Close()
 }
 
 // RestoreLimits bound what a snapshot stream may decode to. A corrupt or hostile stream (a few KiB of zstd can

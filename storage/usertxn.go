@@ -15,18 +15,19 @@ import (
 // perceptual samples. Storage gives them no meaning: the proposer (consolidation, via the server) decides
 // every value; replicas write them verbatim. Each letter lies inside the snapshot range ['d', 'r').
 const (
-	SpaceFacts    byte = 'f' // key: fact id            -> fact JSON
-	SpacePatterns byte = 'g' // key: pattern key        -> pattern JSON
-	SpaceHistory  byte = 'h' // key: event id (ULID)    -> history event JSON
-	SpaceSessions byte = 'l' // key: run id             -> working session JSON
-	SpaceSamples  byte = 'p' // key: signal \x00 time   -> sample value
-	SpaceCold     byte = 'k' // key: segment key        -> cold segment (JSON string, base64 of the segment)
-	SpaceAccess   byte = 'j' // key: archive entry id   -> reads of the entry (warm-restore counter)
-	spaceUserRev  byte = 'i' // the user's revision (u64), bumped by every user transaction
+	SpaceFacts     byte = 'f' // key: fact id            -> fact JSON
+	SpacePatterns  byte = 'g' // key: pattern key        -> pattern JSON
+	SpaceHistory   byte = 'h' // key: event id (ULID)    -> history event JSON
+	SpaceSessions  byte = 'l' // key: run id             -> working session JSON
+	SpaceSamples   byte = 'p' // key: signal \x00 time   -> sample value
+	SpaceCold      byte = 'k' // key: segment key        -> cold segment (JSON string, base64 of the segment)
+	SpaceAccess    byte = 'j' // key: archive entry id   -> reads of the entry (warm-restore counter)
+	SpaceWorkspace byte = 'o' // key: agent \x00 path    -> workspace file manifest and bytes (JSON)
+	spaceUserRev   byte = 'i' // the user's revision (u64), bumped by every user transaction
 )
 
 var sideSpaces = []byte{SpaceFacts, SpacePatterns, SpaceHistory, SpaceSessions, SpaceSamples, SpaceCold, SpaceAccess,
-	spaceUserRev}
+	SpaceWorkspace, spaceUserRev}
 
 // ErrConflict is the result of a user transaction whose expected revision no longer holds: someone changed
 // the user's state since the proposer read it. Nothing was written; re-read and decide again.
@@ -51,7 +52,9 @@ type UserTxnPayload struct {
 }
 
 // EncodeUserTxn encodes a user transaction: uvarint header length, JSON header, then the puts as in CmdPut.
-func EncodeUserTxn(p UserTxnPayload) ([]byte, error) {
+func EncodeUserTxn(p UserTxnPayload) ([]byte, error) { return encodeUserTxn(CmdUserTxn, p) }
+
+func encodeUserTxn(t CommandType, p UserTxnPayload) ([]byte, error) {
 	hdr, err := json.Marshal(p)
 	if err != nil {
 		return nil, fmt.Errorf("encode user txn: %w", err)
@@ -60,7 +63,7 @@ func EncodeUserTxn(p UserTxnPayload) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	buf := []byte{commandVersion, byte(CmdUserTxn)}
+	buf := []byte{commandVersion, byte(t)}
 	buf = binary.AppendUvarint(buf, uint64(len(hdr)))
 	buf = append(buf, hdr...)
 	return append(buf, puts[2:]...), nil
@@ -80,7 +83,7 @@ func decodeUserTxn(p []byte) (UserTxnPayload, error) {
 			return out, fmt.Errorf("side space %q", kv.Space)
 		}
 	}
-	puts, err := decodePuts(p[w+int(n):])
+	puts, _, err := decodePuts(p[w+int(n):])
 	if err != nil {
 		return out, err
 	}
@@ -124,7 +127,7 @@ func applyUserTxn(b *pebble.Batch, shard uint32, p UserTxnPayload, ch *changes) 
 	if rev != p.ExpectRev {
 		return ApplyResult{Conflict: true, Rev: rev}, nil
 	}
-	if _, err := applyPut(b, shard, p.Puts, ch); err != nil {
+	if _, err := applyPut(b, shard, p.Puts, nil, ch); err != nil {
 		return ApplyResult{}, err
 	}
 	res, err := applyDelete(b, shard, DeletePayload{UserID: p.UserID, IDs: p.Deletes}, ch)

@@ -1,0 +1,50 @@
+# Shared by the cluster benchmarks (source it): setup, loading memories and the foreground workload. The caller
+# sets OUT and DUR, calls bench_init, and sets A (one node's address) and ADDRS (every node's, comma-separated).
+
+# bench_init NAME: builds the binaries, makes OUT absolute and empties its data, defines say (log lines prefixed
+# with NAME and the seconds since start) and kills the processes whose pids the script adds to PIDS on exit.
+bench_init() {
+  BENCH_NAME=$1
+  mkdir -p "$OUT"
+  OUT=$(cd "$OUT" && pwd)
+  make build >/dev/null
+  CTL=./bin/memctl
+  T0=$(date +%s)
+  PIDS=()
+  trap bench_cleanup EXIT
+  rm -rf "$OUT/data"
+}
+
+say() { echo "[$BENCH_NAME $(($(date +%s) - T0))s] $*" >&2; }
+
+bench_cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+
+# load_memories TARGET LOAD: batch puts (100 a request, 32 clients, 1000 users) in rounds of LOAD until the
+# cluster holds TARGET memories; sets MEMORIES and PREFIX (the users' prefix), and waits for the indexes.
+load_memories() {
+  local target=$1 load=$2 round=0
+  say "loading $target memories in rounds of $load (batch puts of 100, 32 clients, 1000 users)"
+  MEMORIES=0
+  while ((MEMORIES < target)); do
+    $CTL --addr "$A" -o json --timeout 60s bench write --addr-list "$ADDRS" --batch 100 --clients 32 --users 1000 \
+      --duration "$load" --warmup 0 >"$OUT/load-$round.json"
+    MEMORIES=$((MEMORIES + $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["ops"]*r["batch"])' "$OUT/load-$round.json")))
+    say "loaded $MEMORIES so far"
+    round=$((round + 1))
+  done
+  PREFIX=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["user_prefix"])' "$OUT/load-0.json")
+  say "loaded $MEMORIES memories; waiting for the indexes to catch up"
+  $CTL --addr "$A" --timeout 300s search --user "${PREFIX}0" "warm up" >/dev/null
+}
+
+# foreground TAG: 4 put clients and 4 search clients for DUR; reports in $OUT/put-TAG.json and search-TAG.json.
+foreground() {
+  $CTL --addr "$A" -o json bench write --addr-list "$ADDRS" --clients 4 --duration "$DUR" >"$OUT/put-$1.json" &
+  local w=$!
+  $CTL --addr "$A" -o json bench search --addr-list "$ADDRS" --skip-load --user-prefix "$PREFIX" --users 1000 \
+    --clients 4 --duration "$DUR" >"$OUT/search-$1.json"
+  wait $w
+}
