@@ -8,6 +8,7 @@ const (
 	PathShards         = "/v1/shards"                         // GET: every shard with replicas, leader, progress
 	PathTransferLeader = "/v1/shards/{shard}/transfer-leader" // POST {"to": NODE}
 	PathRebalance      = "/v1/cluster/rebalance"              // POST {"paused": true|false}
+	PathShardSplit     = "/v1/shards/{shard}/split"           // POST {"wait": true|false}
 )
 
 // NodesResponse lists the members.
@@ -48,4 +49,46 @@ type RebalanceRequest struct {
 // RebalanceResponse says the state now.
 type RebalanceResponse struct {
 	Paused bool `json:"paused"`
+}
+
+// SplitRequest is the body of POST /v1/shards/{shard}/split. With Wait (the default) the answer comes once the
+// child shard serves its users; without, once the split is recorded.
+type SplitRequest struct {
+	Wait *bool `json:"wait,omitempty"`
+}
+
+// SplitResponse answers a split: the parent keeps Range, the new shard Child owns ChildRange.
+type SplitResponse struct {
+	Shard      int       `json:"shard"`
+	Child      int       `json:"child"`
+	Range      HashRange `json:"range"`
+	ChildRange HashRange `json:"child_range"`
+	Done       bool      `json:"done"` // the child serves its users (false: still under way, with wait false)
+	Shards     int       `json:"shards"`
+	MapVersion uint64    `json:"map_version"`
+}
+
+// HashRange is the part of the user-hash space a shard owns: positions First..Last (hex, inclusive) of one
+// bucket; Fraction is the share of the bucket.
+type HashRange struct {
+	Bucket   uint32  `json:"bucket"`
+	First    string  `json:"first"`
+	Last     string  `json:"last"`
+	Fraction float64 `json:"fraction"`
+}
+
+// Backups (admin tokens). GET streams a backup of the whole cluster (application/octet-stream, the backup
+// package's format); POST takes one as its body and restores it.
+const (
+	PathBackup  = "/v1/backup"         // GET[?cold=refs]
+	PathRestore = "/v1/backup/restore" // POST[?force=true], body: a backup file
+)
+
+// BackupRestoreResponse answers a restore.
+type BackupRestoreResponse struct {
+	Shards      int     `json:"shards"`
+	Memories    uint64  `json:"memories"`
+	Bytes       int64   `json:"bytes"`
+	ColdObjects int     `json:"cold_objects"`
+	Seconds     float64 `json:"seconds"`
 }

@@ -66,6 +66,10 @@ type FactDecision struct {
 type Rejected struct {
 	Sentence string `json:"sentence"`
 	Reason   string `json:"reason"`
+	// Kept says where a rejected sentence went instead of the facts, if anywhere: "episode" when an explicit
+	// remember of a passing state was stored as an episode (KeptID), never as a current fact.
+	Kept   string `json:"kept,omitempty"`
+	KeptID string `json:"kept_id,omitempty"`
 }
 
 // ConsolidationResult is what a flush, an end of session or a remember did.
@@ -88,16 +92,18 @@ type RememberRequest struct {
 
 // Fact is a semantic memory: a triple with its statement, validity and provenance.
 type Fact struct {
-	ID           string     `json:"id"`
-	Statement    string     `json:"statement"`
-	Subject      string     `json:"subject"`
-	Predicate    string     `json:"predicate"`
-	Object       string     `json:"object"`
-	Confidence   float64    `json:"confidence"`
-	Status       string     `json:"status"` // current, superseded or retracted
-	ValidFrom    time.Time  `json:"valid_from"`
-	ValidTo      *time.Time `json:"valid_to,omitempty"`
-	RecordedAt   time.Time  `json:"recorded_at"`
+	ID         string     `json:"id"`
+	Statement  string     `json:"statement"`
+	Subject    string     `json:"subject"`
+	Predicate  string     `json:"predicate"`
+	Object     string     `json:"object"`
+	Confidence float64    `json:"confidence"`
+	Status     string     `json:"status"` // current, superseded or retracted
+	ValidFrom  time.Time  `json:"valid_from"`
+	ValidTo    *time.Time `json:"valid_to,omitempty"`
+	RecordedAt time.Time  `json:"recorded_at"`
+	// EndedAt is when the memory recorded the end (ValidTo is when it stopped being true).
+	EndedAt      *time.Time `json:"ended_at,omitempty"`
 	SupersededBy string     `json:"superseded_by,omitempty"`
 	Provenance   []string   `json:"provenance"`
 }
@@ -167,13 +173,16 @@ type AggregatesResponse struct {
 
 // Pattern is a recurring theme across episodes.
 type Pattern struct {
-	Key        string    `json:"key"`
-	Statement  string    `json:"statement"`
-	Episodes   []string  `json:"episodes"`
-	Support    int       `json:"support"`
-	Confidence float64   `json:"confidence"`
-	Status     string    `json:"status"` // tentative, promoted, retracted
-	UpdatedAt  time.Time `json:"updated_at"`
+	Key        string   `json:"key"`
+	Statement  string   `json:"statement"`
+	Episodes   []string `json:"episodes"`
+	Support    int      `json:"support"`
+	Confidence float64  `json:"confidence"`
+	Status     string   `json:"status"` // tentative, promoted, retracted
+	// FirstSeen and LastSeen are the first and latest evidence of the behaviour: its valid time.
+	FirstSeen time.Time `json:"first_seen,omitzero"`
+	LastSeen  time.Time `json:"last_seen,omitzero"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // ConsolidateResponse is what pattern consolidation did.
@@ -199,10 +208,11 @@ type GraphResponse struct {
 // GraphNode is an entity or concept.
 type GraphNode struct {
 	ID   string `json:"id"`
+	Key  string `json:"key"` // the case- and article-insensitive form edges name it by
 	Hops int    `json:"hops"`
 }
 
-// GraphEdge is a current fact between two nodes.
+// GraphEdge is a current fact between two nodes, named by their keys.
 type GraphEdge struct {
 	From       string  `json:"from"`
 	To         string  `json:"to"`
@@ -227,6 +237,8 @@ type ContextRequest struct {
 	Now         *time.Time `json:"now,omitempty"`          // anchors "yesterday", "last week"; default: the node's clock
 	Explain     bool       `json:"explain,omitempty"`      // include the plan and every stage
 	SessionType string     `json:"session_type,omitempty"` // "group": shared memory only
+	// Mode is the search mode of the memory reads: "pipeline" (default) or "hybrid" (as in SearchRequest).
+	Mode string `json:"mode,omitempty"`
 }
 
 // ContextItem is one piece of evidence in the packaged context.

@@ -10,9 +10,10 @@ import (
 const (
 	PathMemories      = "/v1/memories"       // POST: put
 	PathMemoriesBatch = "/v1/memories/batch" // POST: up to MaxBatch memories of one user, atomically
-	PathMemory        = "/v1/memories/{id}"  // GET, DELETE; ?user_id=U[&stale=true][&session_type=group]
+	PathMemory        = "/v1/memories/{id}"  // GET, PATCH, DELETE; ?user_id=U[&stale=true][&session_type=group]
 	PathSearch        = "/v1/search"         // POST
 	PathClusterStatus = "/v1/cluster/status" // GET
+	PathOpenAPI       = "/v1/openapi.json"   // GET: this API's OpenAPI 3.1 document
 	PathHealthz       = "/healthz"
 	PathReadyz        = "/readyz"
 	PathMetrics       = "/metrics"
@@ -60,6 +61,16 @@ type PutBatchResponse struct {
 	Memories []memory.Memory `json:"memories"`
 }
 
+// UpdateRequest is the body of PATCH /v1/memories/{id}?user_id=U: each field given replaces the stored one (tags
+// and metadata as a whole: [] or {} clears them); at least one is required. A new text is embedded again. The
+// answer is the memory as stored; the memory's history records the change as UPDATE.
+type UpdateRequest struct {
+	Text       *string            `json:"text,omitempty"`
+	Tags       *[]string          `json:"tags,omitempty"`
+	Metadata   *map[string]string `json:"metadata,omitempty"`
+	Importance *float64           `json:"importance,omitempty"` // 0..1
+}
+
 // DeleteResponse is the answer to DELETE /v1/memories/{id}.
 type DeleteResponse struct {
 	ID      string `json:"id"`
@@ -87,8 +98,9 @@ type SearchRequest struct {
 	RecencyHalfLife string `json:"recency_half_life,omitempty"`
 	// Stale allows a follower to answer from its local replica without checking with the leader.
 	Stale bool `json:"stale,omitempty"`
-	// Mode is "hybrid" (default: the weighted fusion above) or "pipeline" (query planning, BM25-weighted
-	// fusion, actor awareness and episode-neighbour expansion; retrieval/DESIGN.md).
+	// Mode is "pipeline" (default for one user: query planning, BM25-weighted fusion, actor and time factors,
+	// episode-neighbour expansion, scores calibrated to the query's match strength; retrieval/DESIGN.md) or
+	// "hybrid" (the weighted fusion above; the default, and the only mode, of a query across users).
 	Mode string `json:"mode,omitempty"`
 	// SessionType is "private" (default) or "group": a group session's search returns shared memories only.
 	SessionType string `json:"session_type,omitempty"`
@@ -98,6 +110,10 @@ type SearchRequest struct {
 	// A query across users is one without user_id: it fans out to every shard and searches every user the
 	// token may see (narrowed by agent_id, run_id, session_type and the other filters).
 	ShardTimeout string `json:"shard_timeout,omitempty"`
+	// Now is the time the question is asked (RFC 3339): the pipeline's relative time expressions ("last
+	// week", "two days ago") and recency decay are measured from it. Default: the node's clock. A replayed
+	// conversation or a benchmark passes the date it was asked on.
+	Now *time.Time `json:"now,omitempty"`
 }
 
 // SearchResult is one hit with its component scores.
@@ -112,6 +128,9 @@ type SearchResult struct {
 	Context float64     `json:"context,omitempty"`
 	Actor   float64     `json:"actor,omitempty"`
 	Plan    *SearchPlan `json:"plan,omitempty"`
+	// RerankScore is the rerank model's score when the node has one (memnode --rerank-url) and it answered:
+	// the results are then in its order, each keeping its pipeline score.
+	RerankScore *float64 `json:"rerank_score,omitempty"`
 }
 
 // SearchPlan is what the pipeline mode understood of the query.
@@ -173,6 +192,11 @@ type ShardStatus struct {
 	Progress []ReplicaProgress `json:"progress,omitempty"`
 	Bytes    uint64            `json:"bytes,omitempty"` // the leader's estimate of the shard's disk bytes
 	Moving   bool              `json:"moving,omitempty"`
+	// The hash range it owns, whether a split of it (as parent or child) is under way, and its memory
+	// records as its leader counts them (-1 when the leader did not report).
+	Range     HashRange `json:"range"`
+	Splitting bool      `json:"splitting,omitempty"`
+	Memories  int64     `json:"memories"`
 }
 
 // ReplicaProgress is one replica of a shard.
@@ -200,4 +224,15 @@ type ClusterStatus struct {
 	// Moves under way and whether rebalancing is paused (memctl cluster rebalance --pause).
 	Moves           []MoveStatus `json:"moves"`
 	RebalancePaused bool         `json:"rebalance_paused"`
+	// The shard map: buckets of the hash space (the shard count the cluster formed with), its version (bumped
+	// by every split step) and the split under way, if any.
+	Buckets    int            `json:"buckets"`
+	MapVersion uint64         `json:"map_version"`
+	Split      *SplitUnderWay `json:"split,omitempty"`
+}
+
+// SplitUnderWay is a shard split that has begun and not finished.
+type SplitUnderWay struct {
+	Shard int `json:"shard"`
+	Child int `json:"child"`
 }

@@ -56,6 +56,14 @@ func (c *Client) TransferLeader(ctx context.Context, shard int, node string) (ap
 	return out, err
 }
 
+// SplitShard splits shard in two; with wait the answer comes once the new shard serves its users.
+func (c *Client) SplitShard(ctx context.Context, shard int, wait bool) (apiv1.SplitResponse, error) {
+	var out apiv1.SplitResponse
+	path := strings.Replace(apiv1.PathShardSplit, "{shard}", strconv.Itoa(shard), 1)
+	err := c.do(ctx, "POST", path, nil, apiv1.SplitRequest{Wait: &wait}, &out)
+	return out, err
+}
+
 // Rebalance pauses or resumes rebalancing.
 func (c *Client) Rebalance(ctx context.Context, paused bool) (apiv1.RebalanceResponse, error) {
 	var out apiv1.RebalanceResponse

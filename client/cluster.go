@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/memcluster/memcluster/apiv1"
 )
@@ -24,4 +25,13 @@ func (c *Client) Health(ctx context.Context) error {
 // Ready reports whether the node can serve requests (/readyz).
 func (c *Client) Ready(ctx context.Context) error {
 	return c.do(ctx, "GET", apiv1.PathReadyz, nil, nil, nil)
+}
+
+// OpenAPI returns the node's OpenAPI 3.1 document (GET /v1/openapi.json), as JSON.
+func (c *Client) OpenAPI(ctx context.Context) (json.RawMessage, error) {
+	var doc json.RawMessage
+	if err := c.do(ctx, "GET", apiv1.PathOpenAPI, nil, nil, &doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
 }

@@ -19,6 +19,8 @@ type APIError struct {
 	Code    string
 	Message string
 	Field   string
+	// RetryAfter is the Retry-After of a 429 or 503, in seconds (0 when absent).
+	RetryAfter int
 }
 
 // Error reads like "400 invalid_argument: user_id: required".

@@ -75,3 +75,16 @@ func memoryPath(userID, id string) (string, url.Values, error) {
 	path := strings.Replace(apiv1.PathMemory, "{id}", url.PathEscape(id), 1)
 	return path, url.Values{"user_id": {userID}}, nil
 }
+
+// Update changes a memory of userID in place (the fields req gives) and returns it as stored.
+func (c *Client) Update(ctx context.Context, userID, id string, req apiv1.UpdateRequest) (memory.Memory, error) {
+	path, q, err := memoryPath(userID, id)
+	if err != nil {
+		return memory.Memory{}, err
+	}
+	var m memory.Memory
+	if err := c.do(ctx, "PATCH", path, q, req, &m); err != nil {
+		return memory.Memory{}, err
+	}
+	return m, nil
+}

@@ -42,6 +42,8 @@ func (s *Server) routeAdmin() {
 		noTenant[apiv1.TransferLeaderRequest], s.handleTransferLeader)
 	handle(s, endpoint{"POST", apiv1.PathRebalance, "rebalance", RoleAdmin, userNone, bodyRequired},
 		noTenant[apiv1.RebalanceRequest], s.handleRebalance)
+	handle(s, endpoint{"POST", apiv1.PathShardSplit, "shard_split", RoleAdmin, userNone, bodyOptional},
+		noTenant[apiv1.SplitRequest], s.handleSplit)
 }
 
 func (s *Server) setNodeState(w http.ResponseWriter, r *http.Request, state string, force bool) {
@@ -60,10 +62,36 @@ func (s *Server) setNodeState(w http.ResponseWriter, r *http.Request, state stri
 	writeJSON(w, http.StatusOK, res)
 }
 
-func (s *Server) handleTransferLeader(w http.ResponseWriter, r *http.Request, c *decoded[apiv1.TransferLeaderRequest]) {
+// handleSplit splits a shard; waiting (the default) answers once the new shard serves, within a minute.
+func (s *Server) handleSplit(w http.ResponseWriter, r *http.Request, c *decoded[apiv1.SplitRequest]) {
+	shard, ok := shardParam(w, r, s)
+	if !ok {
+		return
+	}
+	wait := c.body.Wait == nil || *c.body.Wait
+	ctx, cancel := context.WithTimeout(r.Context(), 50*time.Second)
+	defer cancel()
+	res, err := s.c.SplitShard(ctx, shard, wait)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.log.Info("audit", "op", "shard_split", "principal", principalOf(r.Context()).name, "shard", shard, "child", res.Child)
+	writeJSON(w, http.StatusOK, res)
+}
+
+func shardParam(w http.ResponseWriter, r *http.Request, s *Server) (uint32, bool) {
 	shard, err := strconv.ParseUint(r.PathValue("shard"), 10, 32)
 	if err != nil {
 		s.fail(w, r, memory.FieldError("shard", "not a shard number: %q", r.PathValue("shard")))
+		return 0, false
+	}
+	return uint32(shard), true
+}
+
+func (s *Server) handleTransferLeader(w http.ResponseWriter, r *http.Request, c *decoded[apiv1.TransferLeaderRequest]) {
+	shard, ok := shardParam(w, r, s)
+	if !ok {
 		return
 	}
 	if c.body.To == "" {
@@ -72,7 +100,7 @@ func (s *Server) handleTransferLeader(w http.ResponseWriter, r *http.Request, c 
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
-	if err := s.c.TransferLeader(ctx, uint32(shard), c.body.To); err != nil {
+	if err := s.c.TransferLeader(ctx, shard, c.body.To); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -190,3 +190,14 @@ func requireNodeCert(on bool, next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// Mount serves an adapter's handler (MCP: /mcp) beside the API. With authentication on, a request without a
+// known token is refused here (401); everything else is decided per API call the adapter makes with the
+// caller's token, so the adapter can do no more than the token may.
+func (s *Server) Mount(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := s.authenticate(w, r, RoleReader, pattern); ok {
+			h.ServeHTTP(w, r)
+		}
+	}))
+}

@@ -110,7 +110,7 @@ func foreignDigest(t testing.TB, n *testNode, id tenant.Identity) string {
 	}
 	var side strings.Builder
 	for _, space := range []byte{storage.SpaceFacts, storage.SpacePatterns, storage.SpaceHistory,
-		storage.SpaceSessions, storage.SpaceSamples, storage.SpaceCold, storage.SpaceAccess} {
+		storage.SpaceSessions, storage.SpaceSamples, storage.SpaceCold, storage.SpaceAccess, storage.SpaceWorkspace} {
 		err := n.db.ScanSide(0, space, func(u, key string, v []byte) bool {
 			if !id.Allows(u) {
 				side.WriteString(string(space) + u + "/" + key + "=" + string(v) + ";")

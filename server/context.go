@@ -64,6 +64,12 @@ func (s *Server) newContextRun(ctx context.Context, user string, req apiv1.Conte
 	if err != nil {
 		return nil, err
 	}
+	if req.Mode == "" {
+		req.Mode = retrieval.DefaultMode(false)
+	}
+	if req.Mode != retrieval.ModePipeline && req.Mode != retrieval.ModeHybrid {
+		return nil, memory.FieldError("mode", "unknown search mode %q (want pipeline or hybrid)", req.Mode)
+	}
 	shard, err := s.c.ShardFor(ctx, user)
 	if err != nil {
 		return nil, err
@@ -187,7 +193,7 @@ func (cr *contextRun) semantic(facts []consolidation.Fact) {
 	}
 }
 
-// search adds the hybrid search's hits of one memory type within the plan's time range (archive: the archive
+// search adds the search's hits of one memory type within the plan's time range (archive: the archive
 // index instead of hot memories).
 func (cr *contextRun) search(t memory.Type, archive bool) error {
 	return cr.searchQ(t, t, "", archive)
@@ -201,6 +207,11 @@ func (cr *contextRun) searchTagged(t, stored memory.Type, tag string) error {
 func (cr *contextRun) searchQ(t, stored memory.Type, tag string, archive bool) error {
 	q := retrieval.NewQuery(cr.user, cr.req.Query)
 	q.Types, q.Now, q.SharedOnly, q.Archive, q.K, q.MinScore = []memory.Type{stored}, cr.now, cr.group, archive, 10, 0.2
+	// Hot memories are read in the request's mode; archive entries (a month's summary each, no episodes)
+	// by the hybrid fusion.
+	if !archive {
+		q.Mode = cr.req.Mode
+	}
 	if tag != "" {
 		q.Tags = []string{tag}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/memcluster/memcluster/cluster"
 	"github.com/memcluster/memcluster/internal/tenant"
 	"github.com/memcluster/memcluster/memory"
+	"github.com/memcluster/memcluster/storage"
 )
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -55,7 +56,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, cluster.ErrRemoved):
 		writeError(w, http.StatusServiceUnavailable, "node_removed", err.Error()+": send requests to another node", "")
 	case errors.Is(err, cluster.ErrNoLeader), errors.Is(err, cluster.ErrStopped),
-		errors.Is(err, context.DeadlineExceeded), errors.Is(err, cluster.ErrNotLeader):
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, cluster.ErrNotLeader), errors.Is(err, storage.ErrWrongShard):
 		writeError(w, http.StatusServiceUnavailable, "unavailable", err.Error(), "")
 	default:
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)

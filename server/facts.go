@@ -90,6 +90,10 @@ func apiFact(f consolidation.Fact) *apiv1.Fact {
 		vt := f.ValidTo
 		out.ValidTo = &vt
 	}
+	if !f.EndedAt.IsZero() {
+		et := f.EndedAt
+		out.EndedAt = &et
+	}
 	if out.Provenance == nil {
 		out.Provenance = []string{}
 	}
@@ -128,6 +132,9 @@ func (s *Server) handleRemember(w http.ResponseWriter, r *http.Request, c *decod
 		}
 		res = apiv1.ConsolidationResult{UserID: user, Trigger: "remember", Episodes: []memory.Memory{},
 			Rejected: rejected(rejs)}
+		if err := keepTransient(t, &res, at); err != nil {
+			return err
+		}
 		res.Facts, err = t.applyDecisions(ds, "remember")
 		return err
 	})
@@ -135,6 +142,26 @@ func (s *Server) handleRemember(w http.ResponseWriter, r *http.Request, c *decod
 		s.countDecisions("remember", res.Facts)
 		writeJSON(w, http.StatusOK, res)
 	}
+}
+
+// keepTransient stores each passing state an explicit remember named ("I'm hungry right now") as an episode
+// at the request's time: asked to be remembered, it is part of what happened, not long-term knowledge.
+func keepTransient(t *userTxn, res *apiv1.ConsolidationResult, at time.Time) error {
+	for i, r := range res.Rejected {
+		if r.Reason != consolidation.RejectTransient {
+			continue
+		}
+		ep := consolidation.NoteEpisode(r.Sentence, at)
+		ep.ID = t.ids.New(t.now)
+		m := episodeMemory(t, "", "", ep, "remember")
+		t.puts = append(t.puts, m)
+		res.Episodes = append(res.Episodes, m)
+		res.Rejected[i].Kept, res.Rejected[i].KeptID = "episode", m.ID
+		if err := t.history(m.ID, "ADD", nil, map[string]any{"text": m.Text, "type": m.Type}, "remember: passing state"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func rejected(rs []consolidation.Rejection) []apiv1.Rejected {
@@ -254,7 +281,7 @@ func (s *Server) handleGraph(w http.ResponseWriter, r *http.Request, c *decoded[
 	}
 	out := apiv1.GraphResponse{UserID: user, Nodes: []apiv1.GraphNode{}, Edges: []apiv1.GraphEdge{}}
 	for _, n := range sub.Nodes {
-		out.Nodes = append(out.Nodes, apiv1.GraphNode{ID: n.Label, Hops: n.Hops})
+		out.Nodes = append(out.Nodes, apiv1.GraphNode{ID: n.Label, Key: n.Key, Hops: n.Hops})
 	}
 	for _, e := range sub.Edges {
 		out.Edges = append(out.Edges, apiv1.GraphEdge{From: e.From, To: e.To, Predicate: e.Predicate, FactID: e.FactID,

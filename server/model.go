@@ -31,6 +31,8 @@ type userTxn struct {
 	side    []storage.SideKV
 	deletes []string
 	facts   map[string]consolidation.Fact // the facts as read, for history's "before"
+	// replace commits the puts as an update in place (storage.CmdUpdate): only if each memory still exists.
+	replace bool
 	ids     *memory.IDSource
 	// after runs once the transaction committed (not on a conflict): clean-ups outside the shard, such as
 	// deleting an external segment that a warm restore made obsolete. Failures are logged, not returned.
@@ -125,8 +127,12 @@ func (s *Server) transactCtx(ctx context.Context, user string, decide func(ctx c
 		if err := s.embedAll(ctx, t.puts); err != nil {
 			return fmt.Errorf("%w: %v", errEmbedding, err)
 		}
-		cmd, err := storage.EncodeUserTxn(storage.UserTxnPayload{UserID: user, ExpectRev: t.rev, Puts: t.puts,
-			Side: t.side, Deletes: t.deletes})
+		encode := storage.EncodeUserTxn
+		if t.replace {
+			encode = storage.EncodeUpdate
+		}
+		cmd, err := encode(storage.UserTxnPayload{UserID: user, ExpectRev: t.rev, Puts: t.puts, Side: t.side,
+			Deletes: t.deletes})
 		if err != nil {
 			return err
 		}

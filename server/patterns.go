@@ -140,7 +140,8 @@ func apiPatterns(ps []consolidation.Pattern) []apiv1.Pattern {
 	out := make([]apiv1.Pattern, 0, len(ps))
 	for _, p := range ps {
 		out = append(out, apiv1.Pattern{Key: p.Key, Statement: p.Statement, Episodes: p.Episodes, Support: p.Support,
-			Confidence: p.Confidence, Status: string(p.Status), UpdatedAt: p.UpdatedAt})
+			Confidence: p.Confidence, Status: string(p.Status), FirstSeen: p.FirstSeen, LastSeen: p.LastSeen,
+			UpdatedAt: p.UpdatedAt})
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -35,6 +36,10 @@ const (
 	bodyNone     bodyRule = iota // nothing but whitespace may be sent
 	bodyOptional                 // an empty body is the zero value; otherwise one JSON object
 	bodyRequired                 // one JSON object
+	// bodyStream: a long transfer either way (a backup streamed out or in; admin routes only). The body is
+	// handed to the handler unread, with no size limit and no request timeout, and the server's read and
+	// write deadlines are lifted: it ends when it is done or the client goes away.
+	bodyStream
 )
 
 // endpoint describes one /v1 route; the route table (Routes) lists them for tests and docs.
@@ -72,7 +77,8 @@ func (s *Server) Routes() []endpoint { return append([]endpoint(nil), s.endpoint
 // from it.
 func handle[B any](s *Server, e endpoint, scopeOf func(*decoded[B]) scope, h func(http.ResponseWriter, *http.Request, *decoded[B])) {
 	s.endpoints = append(s.endpoints, e)
-	s.mux.HandleFunc(e.Method+" "+e.Path, s.instrument(e, func(w http.ResponseWriter, r *http.Request, p principal) {
+	s.bodies = append(s.bodies, reflect.TypeFor[B]()) // the decoded body, for the OpenAPI document
+	s.handleFunc(e.Method+" "+e.Path, s.instrument(e, func(w http.ResponseWriter, r *http.Request, p principal) {
 		c := &decoded[B]{who: p}
 		if !decodeCall(s, w, r, e, c) {
 			return
@@ -82,7 +88,9 @@ func handle[B any](s *Server, e endpoint, scopeOf func(*decoded[B]) scope, h fun
 			return
 		}
 		r = r.WithContext(tenant.With(withPrincipal(r.Context(), p), p.identity()))
-		r.Body = http.NoBody
+		if e.Body != bodyStream {
+			r.Body = http.NoBody
+		}
 		h(w, r, c)
 	}))
 }
@@ -107,6 +115,9 @@ func decodeCall[B any](s *Server, w http.ResponseWriter, r *http.Request, e endp
 			s.fail(w, r, err)
 			return false
 		}
+	}
+	if e.Body == bodyStream {
+		return true
 	}
 	return decodeBody(w, r, e.Body, &c.body)
 }
@@ -170,11 +181,18 @@ func (s *Server) instrument(e endpoint, next func(http.ResponseWriter, *http.Req
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
+		if e.Body == bodyStream {
+			ctx, cancel = context.WithCancel(r.Context())
+			rc := http.NewResponseController(w)
+			_, _ = rc.SetReadDeadline(time.Time{}), rc.SetWriteDeadline(time.Time{})
+		}
 		defer cancel()
 		ctx, span := s.opts.Tracer.Start(ctx, "api."+e.Name)
 		defer span.End()
 		r = r.WithContext(ctx)
-		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+		if e.Body != bodyStream {
+			r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+		}
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		defer func() { s.metrics.observe(e.Name, sw.status, time.Since(start)) }()
 		if !s.acquire(ctx) {

@@ -18,6 +18,8 @@ func (s *Server) routeV1() {
 	handle(s, endpoint{"POST", apiv1.PathMemoriesBatch, "put_batch", RoleWriter, userBody, bodyRequired},
 		batchScope, s.handlePutBatch)
 	handle(s, endpoint{"GET", apiv1.PathMemory, "get", RoleReader, userQuery, bodyNone}, user, s.handleGet)
+	handle(s, endpoint{"PATCH", apiv1.PathMemory, "update", RoleWriter, userQuery, bodyRequired},
+		pathOrQueryUser[apiv1.UpdateRequest], s.handleUpdate)
 	handle(s, endpoint{"DELETE", apiv1.PathMemory, "delete", RoleWriter, userQuery, bodyNone}, user, s.handleDelete)
 	handle(s, endpoint{"POST", apiv1.PathSearch, "search", RoleReader, userBody, bodyRequired},
 		func(c *decoded[apiv1.SearchRequest]) scope {
@@ -49,6 +51,24 @@ func (s *Server) routeV1() {
 	handle(s, endpoint{"GET", apiv1.PathGraph, "graph", RoleReader, userPath, bodyNone}, user, s.handleGraph)
 	handle(s, endpoint{"POST", apiv1.PathContext, "context", RoleReader, userPath, bodyRequired},
 		pathOrQueryUser[apiv1.ContextRequest], s.handleContext)
+
+	// Listing, export and import (apiv1/transfer.go): paged reads of one user, id-preserving writes.
+	handle(s, endpoint{"GET", apiv1.PathUserMemories, "list", RoleReader, userPath, bodyNone}, user, s.handleListMemories)
+	handle(s, endpoint{"GET", apiv1.PathUserRecords, "records", RoleReader, userPath, bodyNone}, user, s.handleRecords)
+	handle(s, endpoint{"POST", apiv1.PathUserImport, "import", RoleWriter, userPath, bodyRequired},
+		pathOrQueryUser[apiv1.ImportRequest], s.handleImport)
+	handle(s, endpoint{"GET", apiv1.PathUsers, "users", RoleAdmin, userNone, bodyNone},
+		func(*decoded[noFields]) scope { return scope{every: true} }, s.handleUsers)
+	// OpenClaw workspaces: the user is in the path; agent_id picks the workspace (workspace/DESIGN.md).
+	handle(s, endpoint{"GET", apiv1.PathWorkspace, "workspace_get", RoleReader, userPath, bodyNone}, user, s.handleWorkspace)
+	handle(s, endpoint{"PUT", apiv1.PathWorkspaceFiles, "workspace_put", RoleWriter, userPath, bodyRequired},
+		pathOrQueryUser[apiv1.WorkspacePutRequest], s.handleWorkspacePut)
+	handle(s, endpoint{"DELETE", apiv1.PathWorkspaceFiles, "workspace_delete", RoleWriter, userPath, bodyNone},
+		user, s.handleWorkspaceDelete)
+	handle(s, endpoint{"GET", apiv1.PathWorkspaceLines, "workspace_lines", RoleReader, userPath, bodyNone}, user,
+		s.handleWorkspaceLines)
+	handle(s, endpoint{"POST", apiv1.PathWorkspaceSearch, "workspace_search", RoleReader, userPath, bodyRequired},
+		pathOrQueryUser[apiv1.WorkspaceSearchRequest], s.handleWorkspaceSearch)
 
 	// Tiering: without a user, a run or a status spans every user of the cluster.
 	handle(s, endpoint{"POST", apiv1.PathTierRun, "tier_run", RoleAdmin, userBody, bodyRequired},

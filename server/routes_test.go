@@ -35,6 +35,9 @@ var routeCases = map[string]routeCase{
 	}},
 	"get":    {userQuery, func(u string) (string, string) { return "/v1/memories/" + anID + "?user_id=" + u, "" }},
 	"delete": {userQuery, func(u string) (string, string) { return "/v1/memories/" + anID + "?user_id=" + u, "" }},
+	"update": {userQuery, func(u string) (string, string) {
+		return "/v1/memories/" + anID + "?user_id=" + u, `{"text":"hello"}`
+	}},
 	"search": {userBody, func(u string) (string, string) {
 		return "/v1/search", `{"user_id":"` + u + `","query":"hello"}`
 	}},
@@ -61,6 +64,29 @@ var routeCases = map[string]routeCase{
 	"context":     {userPath, func(u string) (string, string) { return "/v1/users/" + u + "/context", `{"query":"tea"}` }},
 	"tier_run":    {userBody, func(u string) (string, string) { return "/v1/tier/run", `{"user_id":"` + u + `"}` }},
 	"tier_status": {userQuery, func(u string) (string, string) { return "/v1/tier/status?user_id=" + u, "" }},
+	"list":        {userPath, func(u string) (string, string) { return "/v1/users/" + u + "/memories?type=semantic", "" }},
+	"records":     {userPath, func(u string) (string, string) { return "/v1/users/" + u + "/records/fact", "" }},
+	"import": {userPath, func(u string) (string, string) {
+		return "/v1/users/" + u + "/import", `{"records":[{"kind":"pattern","key":"k","value":{"key":"k"}}]}`
+	}},
+	"users": {userNone, func(string) (string, string) { return "/v1/users", "" }},
+
+	// OpenClaw workspaces.
+	"workspace_get": {userPath, func(u string) (string, string) { return "/v1/users/" + u + "/workspace", "" }},
+	"workspace_put": {userPath, func(u string) (string, string) {
+		return "/v1/users/" + u + "/workspace/files", `{"path":"memory/a.md","size":0,"chunk":{"tokens":400,"overlap":80},` +
+			`"sha256":"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855","chunks":[]}`
+	}},
+	"workspace_delete": {userPath, func(u string) (string, string) {
+		return "/v1/users/" + u + "/workspace/files?path=memory/a.md", ""
+	}},
+	"workspace_lines": {userPath, func(u string) (string, string) {
+		return "/v1/users/" + u + "/workspace/lines?path=MEMORY.md", ""
+	}},
+	"workspace_search": {userPath, func(u string) (string, string) {
+		return "/v1/users/" + u + "/workspace/search", `{"query":"tea"}`
+	}},
+
 	// Operator routes: no tenant data.
 	"node_list":       {userNone, func(string) (string, string) { return "/v1/nodes", "" }},
 	"shard_list":      {userNone, func(string) (string, string) { return "/v1/shards", "" }},
@@ -68,7 +94,10 @@ var routeCases = map[string]routeCase{
 	"node_undrain":    {userNone, func(string) (string, string) { return "/v1/nodes/nx/drain", "" }},
 	"node_remove":     {userNone, func(string) (string, string) { return "/v1/nodes/nx", "" }},
 	"transfer_leader": {userNone, func(string) (string, string) { return "/v1/shards/0/transfer-leader", `{"to":"n1"}` }},
+	"shard_split":     {userNone, func(string) (string, string) { return "/v1/shards/0/split", `{"wait":false}` }},
 	"rebalance":       {userNone, func(string) (string, string) { return "/v1/cluster/rebalance", `{"paused":false}` }},
+	"backup":          {userNone, func(string) (string, string) { return "/v1/backup", "" }},
+	"restore":         {userNone, func(string) (string, string) { return "/v1/backup/restore", "not a backup" }},
 }
 
 func serve(h http.Handler, method, path, token, body string) *httptest.ResponseRecorder {
@@ -82,6 +111,20 @@ func serve(h http.Handler, method, path, token, body string) *httptest.ResponseR
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	return w
+}
+
+// unusedMethod is a method no route serves on path.
+func unusedMethod(routes []endpoint, path string) string {
+	for _, m := range []string{"PUT", "PATCH", "DELETE", "POST", "GET"} {
+		used := false
+		for _, r := range routes {
+			used = used || (r.Path == path && r.Method == m)
+		}
+		if !used {
+			return m
+		}
+	}
+	return "OPTIONS"
 }
 
 // TestEveryRouteAuthorizes walks the route table itself: every route refuses a request without a token (401),
@@ -130,9 +173,10 @@ func TestEveryRouteAuthorizes(t *testing.T) {
 					t.Errorf("trailing byte: %d %s", w.Code, w.Body)
 				}
 			}
-			if w := serve(n.api, "PATCH", path, own, body); w.Code != http.StatusMethodNotAllowed ||
+			other := unusedMethod(n.api.Routes(), e.Path)
+			if w := serve(n.api, other, path, own, body); w.Code != http.StatusMethodNotAllowed ||
 				!strings.Contains(w.Header().Get("Allow"), e.Method) {
-				t.Errorf("PATCH: %d Allow=%q", w.Code, w.Header().Get("Allow"))
+				t.Errorf("%s: %d Allow=%q", other, w.Code, w.Header().Get("Allow"))
 			}
 		})
 	}
@@ -181,7 +225,7 @@ func userDigest(t testing.TB, n *testNode, user string) string {
 		b.WriteString(m.ID + ":" + m.Text + ";")
 	}
 	for _, space := range []byte{storage.SpaceFacts, storage.SpacePatterns, storage.SpaceHistory,
-		storage.SpaceSessions, storage.SpaceSamples, storage.SpaceCold, storage.SpaceAccess} {
+		storage.SpaceSessions, storage.SpaceSamples, storage.SpaceCold, storage.SpaceAccess, storage.SpaceWorkspace} {
 		rd, err := n.db.ReadSide(0, space, user, "", 0)
 		if err != nil {
 			t.Fatal(err)

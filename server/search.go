@@ -21,13 +21,12 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request, c *decoded
 		s.fail(w, r, err)
 		return
 	}
-	if q.VectorWeight > 0 {
-		vecs, err := s.emb.Embed(r.Context(), []string{q.Text})
-		if err != nil {
-			writeError(w, http.StatusBadGateway, "embedding_failed", err.Error(), "")
-			return
-		}
-		q.Vector, q.EmbedModel = vecs[0], s.emb.Fingerprint()
+	if !s.embedQuery(w, r, &q) {
+		return
+	}
+	k, reranked := q.K, s.rerankOn(q)
+	if reranked {
+		q.K = max(q.K, s.opts.RerankCandidates)
 	}
 	var res []retrieval.Result
 	var failed []apiv1.ShardFailure
@@ -42,17 +41,35 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request, c *decoded
 		s.fail(w, r, err)
 		return
 	}
+	if reranked {
+		res = s.rerank(r.Context(), q.Text, res, k)
+	}
 	out := apiv1.SearchResponse{Results: make([]apiv1.SearchResult, 0, len(res)), Partial: len(failed) > 0,
 		MissingShards: failed}
 	for _, h := range res {
 		r := apiv1.SearchResult{Memory: h.Memory, Score: h.Score,
-			VectorScore: h.VectorScore, TextScore: h.TextScore, Recency: h.Recency, Context: h.Context, Actor: h.Actor}
+			VectorScore: h.VectorScore, TextScore: h.TextScore, Recency: h.Recency, Context: h.Context, Actor: h.Actor, RerankScore: h.Rerank}
 		if p := h.Plan; p != nil {
 			r.Plan = &apiv1.SearchPlan{Terms: p.Terms, Actors: p.Actors, TextQuery: p.TextQuery, Fusion: p.Fusion}
 		}
 		out.Results = append(out.Results, r)
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// embedQuery embeds the query text once, on the node that received it, when the vector side is weighted;
+// it answers a failure itself.
+func (s *Server) embedQuery(w http.ResponseWriter, r *http.Request, q *retrieval.Query) bool {
+	if q.VectorWeight <= 0 {
+		return true
+	}
+	vecs, err := s.emb.Embed(r.Context(), []string{q.Text})
+	if err != nil {
+		writeError(w, http.StatusBadGateway, "embedding_failed", err.Error(), "")
+		return false
+	}
+	q.Vector, q.EmbedModel = vecs[0], s.emb.Fingerprint()
+	return true
 }
 
 // buildQuery applies the reference defaults to a request and validates it. A query across users (no user_id)
@@ -64,13 +81,19 @@ func (s *Server) buildQuery(req apiv1.SearchRequest, patterns []string) (retriev
 	}
 	q.AgentID, q.RunID, q.Tags, q.Now = req.AgentID, req.RunID, req.Tags, s.opts.Now().UTC()
 	q.Mode = req.Mode
+	if req.Now != nil {
+		if req.Now.IsZero() {
+			return q, memory.FieldError("now", "the zero time is not a time a question was asked")
+		}
+		q.Now = req.Now.UTC()
+	}
 	group, err := isGroup(req.SessionType)
 	if err != nil {
 		return q, err
 	}
 	q.SharedOnly, q.IncludeRetired = group, req.IncludeRetired
 	if q.Mode == "" {
-		q.Mode = retrieval.ModeHybrid
+		q.Mode = retrieval.DefaultMode(q.AllUsers)
 	}
 	if req.K != 0 {
 		q.K = req.K

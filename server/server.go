@@ -3,17 +3,22 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
+	"reflect"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/memcluster/memcluster/apiv1"
+	"github.com/memcluster/memcluster/backup"
+	"github.com/memcluster/memcluster/cluster"
 	"github.com/memcluster/memcluster/consolidation"
 	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/retrieval"
@@ -35,12 +40,19 @@ type Cluster interface {
 	// ReadSide and Recent read a user's side state and newest memories for the memory model.
 	ReadSide(ctx context.Context, shard uint32, space byte, user, prefix string, limit int, stale bool) (storage.SideRead, error)
 	Recent(ctx context.Context, shard uint32, user string, types []memory.Type, limit int, stale bool) ([]memory.Memory, error)
+	// List and ReadSideAfter page through a user's memories (filtered) and side records, after a key.
+	List(ctx context.Context, shard uint32, user, after string, limit int, f storage.ListFilter, stale bool) (storage.ListPage, error)
+	ReadSideAfter(ctx context.Context, shard uint32, space byte, user, after string, limit int, stale bool) (storage.SideRead, error)
 	Status(ctx context.Context) apiv1.ClusterStatus
 	// Operator actions: drain (cluster.NodeDraining), undrain ("") or remove (cluster.NodeRemoved) a member;
 	// pause or resume rebalancing; move a shard's leadership.
 	SetNodeState(ctx context.Context, id, state string, force bool) (apiv1.NodeStateResponse, error)
 	SetPaused(ctx context.Context, paused bool) error
 	TransferLeader(ctx context.Context, shard uint32, to string) error
+	SplitShard(ctx context.Context, shard uint32, wait bool) (apiv1.SplitResponse, error)
+	// Backup streams a backup of the whole cluster to w; Restore installs one (backup.go).
+	Backup(ctx context.Context, w io.Writer, o cluster.BackupOptions) (backup.Summary, error)
+	Restore(ctx context.Context, r io.Reader, o cluster.RestoreOptions) (apiv1.BackupRestoreResponse, error)
 	Ready() (bool, string)
 	InternalHandler() http.Handler
 }
@@ -87,6 +99,11 @@ type Options struct {
 	// WarmRestoreAfter is how many escalated reads of an archive entry bring its memories back to the hot
 	// tier (default 3); negative: never (reads are then not recorded either).
 	WarmRestoreAfter int
+	// Rerank, when set, reorders the top RerankCandidates results of a pipeline search for one user (the
+	// default mode) by its scores; when it cannot answer, the pipeline's order stands (it logs and counts why).
+	Rerank Reranker
+	// RerankCandidates is how many of the best pipeline results are sent to Rerank; default 30.
+	RerankCandidates int
 	// NodeCerts requires a verified client certificate (the cluster CA's) on the internal API: node-to-node
 	// calls are mutual TLS.
 	NodeCerts bool
@@ -117,6 +134,9 @@ func (o Options) withDefaults() Options {
 	if o.WarmRestoreAfter == 0 {
 		o.WarmRestoreAfter = 3
 	}
+	if o.RerankCandidates <= 0 {
+		o.RerankCandidates = 30
+	}
 	if o.QueueWait == 0 {
 		o.QueueWait = 100 * time.Millisecond
 	}
@@ -134,8 +154,14 @@ type Server struct {
 	mux     *http.ServeMux
 	slots   chan struct{}
 	limits  *tenantLimits
-	// endpoints is the route table, in registration order (Routes).
+	// endpoints is the route table, in registration order (Routes); patterns is every pattern the mux
+	// serves, in registration order (Patterns).
 	endpoints []endpoint
+	bodies    []reflect.Type // endpoints[i] decodes bodies[i] (noFields: none)
+	patterns  []string
+	// describers add the paths of adapters mounted in front of the API to its document (Describe).
+	describers []func(*openapi3.T)
+	doc        docCache
 }
 
 // New returns the API of one node.
@@ -146,17 +172,19 @@ func New(c Cluster, emb Embedder, opts Options) *Server {
 		limits: newTenantLimits(opts.TenantRate, opts.TenantBurst)}
 	s.routeV1()
 	s.routeAdmin()
-	s.mux.HandleFunc("GET "+apiv1.PathHealthz, func(w http.ResponseWriter, _ *http.Request) {
+	s.routeBackup()
+	s.handleFunc("GET "+apiv1.PathOpenAPI, s.handleOpenAPI)
+	s.handleFunc("GET "+apiv1.PathHealthz, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	s.mux.HandleFunc("GET "+apiv1.PathReadyz, s.handleReady)
-	s.mux.Handle("GET "+apiv1.PathMetrics, promhttp.HandlerFor(opts.Registry, promhttp.HandlerOpts{}))
-	s.mux.Handle("/internal/v1/", requireNodeCert(opts.NodeCerts, opts.Auth.internal(c.InternalHandler())))
+	s.handleFunc("GET "+apiv1.PathReadyz, s.handleReady)
+	s.register("GET "+apiv1.PathMetrics, promhttp.HandlerFor(opts.Registry, promhttp.HandlerOpts{}))
+	s.register("/internal/v1/", requireNodeCert(opts.NodeCerts, opts.Auth.internal(c.InternalHandler())))
 	if opts.Pprof {
 		// Profiles reveal internals and cost CPU: with authentication on, an admin token only.
-		s.mux.Handle("/debug/pprof/", s.adminOnly("pprof", pprof.Index))
-		s.mux.Handle("/debug/pprof/profile", s.adminOnly("pprof", pprof.Profile))
-		s.mux.Handle("/debug/pprof/trace", s.adminOnly("pprof", pprof.Trace))
+		s.register("/debug/pprof/", s.adminOnly("pprof", pprof.Index))
+		s.register("/debug/pprof/profile", s.adminOnly("pprof", pprof.Profile))
+		s.register("/debug/pprof/trace", s.adminOnly("pprof", pprof.Trace))
 	}
 	return s
 }
@@ -185,6 +213,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	writeError(w, http.StatusNotFound, "not_found", "no route for "+r.Method+" "+r.URL.Path, "")
 }
+
+// register adds a pattern to the mux: every route goes through here (or handleFunc), so Patterns lists all.
+func (s *Server) register(pattern string, h http.Handler) {
+	s.patterns = append(s.patterns, pattern)
+	s.mux.Handle(pattern, h)
+}
+
+func (s *Server) handleFunc(pattern string, h http.HandlerFunc) { s.register(pattern, h) }
+
+// Patterns lists every pattern the node's mux serves, in registration order.
+func (s *Server) Patterns() []string { return append([]string(nil), s.patterns...) }
 
 // headerRecorder keeps the status and headers of an answer and drops its body.
 type headerRecorder struct {
@@ -237,6 +276,9 @@ type statusWriter struct {
 	http.ResponseWriter
 	status int
 }
+
+// Unwrap lets http.ResponseController reach the connection (streamed routes lift its deadlines).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *statusWriter) WriteHeader(code int) {
 	w.status = code

@@ -96,6 +96,10 @@ func printClusterStatus(w io.Writer, st apiv1.ClusterStatus) error {
 	if st.RebalancePaused {
 		fmt.Fprintln(w, "rebalancing: paused")
 	}
+	if st.Split != nil {
+		fmt.Fprintf(w, "splitting: shard %d into %d\n", st.Split.Shard, st.Split.Child)
+	}
+	fmt.Fprintf(w, "shard map: %d shards over %d buckets, version %d\n", len(st.Shards), st.Buckets, st.MapVersion)
 	_, err := fmt.Fprintf(w, "\nhealthy: %t\n", st.Healthy)
 	return err
 }

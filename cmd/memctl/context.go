@@ -8,10 +8,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/memcluster/memcluster/apiv1"
+	"github.com/memcluster/memcluster/eval"
 )
 
 type contextOptions struct {
 	user, run, now, session string
+	mode                    string
 	budget                  int
 	explain                 bool
 }
@@ -62,6 +64,7 @@ func (o *contextOptions) addFlags(f *pflag.FlagSet) {
 	f.IntVar(&o.budget, "budget", apiv1.DefaultContextBudget, "token budget of the context (20..100000)")
 	f.BoolVar(&o.explain, "explain", false, "include the plan and every stage")
 	f.StringVar(&o.now, "now", "", "reference time for relative expressions, RFC 3339 (default: the node's clock)")
+	f.StringVar(&o.mode, "mode", "", "search mode of the memory reads: pipeline (server default) or hybrid")
 	f.StringVar(&o.session, "session-type", "", "private (default) or group: a group session sees shared memory only")
 }
 
@@ -76,7 +79,11 @@ func (o *contextOptions) request(args []string, in io.Reader) (apiv1.ContextRequ
 	if o.budget < 20 || o.budget > 100000 {
 		return apiv1.ContextRequest{}, fmt.Errorf("--budget %d: must be between 20 and 100000", o.budget)
 	}
-	req := apiv1.ContextRequest{Query: q, RunID: o.run, Budget: o.budget, Explain: o.explain, SessionType: o.session}
+	if o.mode != "" && o.mode != string(eval.ModePipeline) && o.mode != string(eval.ModeHybrid) {
+		return apiv1.ContextRequest{}, fmt.Errorf("--mode %q: want pipeline or hybrid", o.mode)
+	}
+	req := apiv1.ContextRequest{Query: q, RunID: o.run, Budget: o.budget, Explain: o.explain, SessionType: o.session,
+		Mode: o.mode}
 	if o.now != "" {
 		t, err := parseTime("now", o.now)
 		if err != nil {

@@ -63,14 +63,17 @@ type evalOptions struct {
 	mode      string
 	keep      bool
 	questions int
+	// askedAt sends each question's own date as the search's now.
+	askedAt bool
 }
 
 func (o *evalOptions) addFlags(f *pflag.FlagSet, questionsHelp string) {
 	f.StringVar(&o.file, "file", "", "dataset file (required)")
 	f.IntSliceVar(&o.ks, "k", evalDefaultKs, "cut-offs to report recall at, comma-separated, each 1..1000")
-	f.StringVar(&o.mode, "mode", string(eval.ModeHybrid), "search mode: hybrid (vector 0.7, text 0.3), bm25, vector or pipeline (the server's pipeline search mode)")
+	f.StringVar(&o.mode, "mode", string(eval.ModePipeline), "search mode: pipeline (the server's default search mode), hybrid (vector 0.7, text 0.3), bm25 or vector")
 	f.BoolVar(&o.keep, "keep", false, "keep the ingested users instead of deleting their memories")
 	f.IntVar(&o.questions, "questions", 0, questionsHelp)
+	f.BoolVar(&o.askedAt, "question-date", true, "send each question's own date as the search's now, so \"last week\" means the week before it was asked (false: the server's clock)")
 }
 
 // validate checks the shared flags and returns the mode and the sorted k list.
@@ -111,19 +114,21 @@ type evalSettings struct {
 	RunID          string   `json:"run_id"`
 	UserPrefix     string   `json:"user_prefix"`
 	Keep           bool     `json:"keep"`
+	// QuestionDate: each search carries the question's date as its now.
+	QuestionDate bool `json:"question_date"`
 	// Memories says how dataset turns become memories.
 	Memories string `json:"memories"`
 	// Latency says what the query latencies measure.
 	Latency string `json:"latency"`
 }
 
-func newEvalSettings(g *globals, benchmark, file string, mode eval.Mode, ks []int, searchK, limit int, keep bool) evalSettings {
+func newEvalSettings(g *globals, benchmark string, o *evalOptions, mode eval.Mode, ks []int, searchK int) evalSettings {
 	vw, tw := mode.Weights()
 	runID := benchRunID()
 	return evalSettings{
-		Benchmark: benchmark, File: file, Addr: g.addr, Mode: string(mode), ModeNote: mode.Note(),
-		VectorWeight: vw, TextWeight: tw, K: ks, SearchK: searchK, MinScore: 0, QuestionsLimit: limit,
-		RunID: runID, UserPrefix: "eval-" + benchmark + "-" + runID + "-", Keep: keep,
+		Benchmark: benchmark, File: o.file, Addr: g.addr, Mode: string(mode), ModeNote: mode.Note(),
+		VectorWeight: vw, TextWeight: tw, K: ks, SearchK: searchK, MinScore: 0, QuestionsLimit: o.questions,
+		RunID: runID, UserPrefix: "eval-" + benchmark + "-" + runID + "-", Keep: o.keep, QuestionDate: o.askedAt,
 		Latency: "client-side wall time of each POST /v1/search, one query at a time",
 	}
 }
@@ -158,9 +163,11 @@ type evalRunner struct {
 	vw, tw   float64
 	mode     string // server search mode
 	searchK  int
+	askedAt  bool // send the question's date as now
 	ingest   time.Duration
 	ingested int
 	lat      []time.Duration
+	settled  []time.Duration // settle searches: how long a user's memories took to become searchable
 	deleted  int
 }
 
@@ -169,7 +176,8 @@ func newEvalRunner(g *globals, s evalSettings) (*evalRunner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &evalRunner{c: c, vw: s.VectorWeight, tw: s.TextWeight, mode: eval.Mode(s.Mode).SearchMode(), searchK: s.SearchK}, nil
+	return &evalRunner{c: c, vw: s.VectorWeight, tw: s.TextWeight, mode: eval.Mode(s.Mode).SearchMode(), searchK: s.SearchK,
+		askedAt: s.QuestionDate}, nil
 }
 
 // evalRetry runs f until it succeeds, fails with something other than 503, or evalAttempts are used up.
@@ -233,10 +241,14 @@ func (r *evalRunner) put(ctx context.Context, reqs []apiv1.PutRequest) ([]string
 	return ids, nil
 }
 
-// search asks one question of user and records its latency.
-func (r *evalRunner) search(ctx context.Context, user, query string) ([]apiv1.SearchResult, error) {
+// search asks one question of user, asked at the time asked (sent when the run passes question dates), and
+// records its latency.
+func (r *evalRunner) search(ctx context.Context, user, query string, asked time.Time) ([]apiv1.SearchResult, error) {
 	req := apiv1.SearchRequest{UserID: user, Query: query, K: r.searchK, MinScore: new(0.0),
 		VectorWeight: new(r.vw), TextWeight: new(r.tw), Mode: r.mode}
+	if r.askedAt && !asked.IsZero() {
+		req.Now = &asked
+	}
 	var resp apiv1.SearchResponse
 	err := evalRetry(ctx, func() error {
 		start := time.Now()
@@ -270,6 +282,27 @@ func (r *evalRunner) remove(ctx context.Context, user string, ids []string) erro
 	r.deleted += max(n, 0)
 	_ = ids
 	return nil
+}
+
+// settle makes one untimed-for-the-report search (k = 1) for user right after its memories were put: a search
+// sees every acknowledged write, so it waits until the full-text index holds them. The query latency measured
+// afterwards is then the search's own, not the indexing of a haystack put a moment before; how long the user
+// took to become searchable is kept apart (settledP50).
+func (r *evalRunner) settle(ctx context.Context, user string) error {
+	req := apiv1.SearchRequest{UserID: user, Query: "settle", K: 1, MinScore: new(0.0), Mode: r.mode}
+	return evalRetry(ctx, func() error {
+		start := time.Now()
+		if _, err := r.c.Search(ctx, req); err != nil {
+			return fmt.Errorf("settle search: %w", err)
+		}
+		r.settled = append(r.settled, time.Since(start))
+		return nil
+	})
+}
+
+// settledP50 is the median settle search in milliseconds.
+func (r *evalRunner) settledP50() float64 {
+	return float64(eval.Percentile(r.settled, 50).Microseconds()) / 1000
 }
 
 // latency returns the count, p50 and p99 of the recorded searches in milliseconds.

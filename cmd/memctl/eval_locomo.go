@@ -71,7 +71,7 @@ left without evidence are skipped.`,
 			if err != nil {
 				return err
 			}
-			s := newEvalSettings(g, "locomo", o.file, mode, ks, ks[len(ks)-1], o.questions, o.keep)
+			s := newEvalSettings(g, "locomo", &o.evalOptions, mode, ks, ks[len(ks)-1])
 			s.Conversations = o.conversations
 			format := eval.TurnFormat{Speaker: o.speaker == speakerInText, Captions: o.captions}
 			s.Memories = `one episodic memory per turn: text "text"`
@@ -253,7 +253,7 @@ func runLoCoMoConversation(ctx context.Context, r *evalRunner, s evalSettings, s
 			counts.NotAskedLimit++
 			continue
 		}
-		results, err := r.search(ctx, user, q.Question)
+		results, err := r.search(ctx, user, q.Question, sample.AskedAt())
 		if err != nil {
 			return fmt.Errorf("%s question %d: %w", sample.ID, q.Index, err)
 		}

@@ -30,7 +30,11 @@ func printConsolidation(w io.Writer, res apiv1.ConsolidationResult) error {
 	}
 	writeDecisions(tw, res.Facts)
 	for _, r := range res.Rejected {
-		fmt.Fprintf(tw, "rejected\t-\t%s\t(%s)\n", oneLine(r.Sentence, modelTextWidth), r.Reason)
+		why := r.Reason
+		if r.Kept != "" {
+			why += ": kept as " + r.Kept + " " + r.KeptID
+		}
+		fmt.Fprintf(tw, "rejected\t-\t%s\t(%s)\n", oneLine(r.Sentence, modelTextWidth), why)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -66,13 +66,14 @@ func TestSearchRequest(t *testing.T) {
 	o := &searchOptions{}
 	fs, args := flagsFor(t, o.addFlags, "--user", "u", "--k", "3", "--type", "semantic", "--type", "episodic",
 		"--tag", "t", "--since", "2025-01-01T00:00:00Z", "--until", "2025-02-01T00:00:00Z",
-		"--min-score", "0", "--recency-half-life", "720h", "--stale", "what", "tea")
+		"--min-score", "0", "--recency-half-life", "720h", "--stale", "--now", "2025-02-08T09:00:00Z", "what", "tea")
 	req, err := o.request(fs, args, strings.NewReader(""))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if req.Query != "what tea" || req.K != 3 || len(req.Types) != 2 || req.From == nil || req.To == nil ||
-		req.RecencyHalfLife != "720h" || !req.Stale || req.MinScore == nil || *req.MinScore != 0 {
+		req.RecencyHalfLife != "720h" || !req.Stale || req.MinScore == nil || *req.MinScore != 0 || req.Now == nil ||
+		req.Now.Day() != 8 {
 		t.Errorf("got %+v", req)
 	}
 
@@ -82,7 +83,7 @@ func TestSearchRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if req.MinScore != nil || req.K != 0 || req.From != nil || req.RecencyHalfLife != "" {
+	if req.MinScore != nil || req.K != 0 || req.From != nil || req.RecencyHalfLife != "" || req.Now != nil {
 		t.Errorf("defaults sent: %+v", req)
 	}
 }

@@ -44,7 +44,7 @@ func TestOutputFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v map[string]string
+	var v map[string]any
 	if err := json.Unmarshal([]byte(out), &v); err != nil || v["version"] == "" || v["go"] == "" {
 		t.Fatalf("version json %q: %v", out, err)
 	}
@@ -107,6 +107,7 @@ func TestLocalValidation(t *testing.T) {
 		{"search negative shard timeout", []string{"search", "--agent", "a", "--shard-timeout", "-1s", "q"}, "", "must be positive"},
 		{"search bad since", []string{"search", "--user", "u", "--since", "2025-01-01", "q"}, "", "--since"},
 		{"search bad until", []string{"search", "--user", "u", "--until", "now", "q"}, "", "--until"},
+		{"search bad now", []string{"search", "--user", "u", "--now", "yesterday", "q"}, "", "--now"},
 		{"search until before since", []string{"search", "--user", "u", "--since", "2025-02-01T00:00:00Z", "--until", "2025-01-01T00:00:00Z", "q"}, "", "not after"},
 		{"search k zero", []string{"search", "--user", "u", "--k", "0", "q"}, "", "--k 0"},
 		{"search bad type", []string{"search", "--user", "u", "--type", "", "q"}, "", "--type"},

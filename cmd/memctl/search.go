@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/memcluster/memcluster/apiv1"
+	"github.com/memcluster/memcluster/eval"
 	"github.com/memcluster/memcluster/memory"
 )
 
@@ -22,11 +23,13 @@ type searchOptions struct {
 	types, tags      []string
 	k                int
 	since, until     string
+	now              string
 	minScore         float64
 	halfLife         string
 	stale            bool
 	allUsers         bool
 	shardTimeout     time.Duration
+	mode             string
 }
 
 func newSearchCmd(g *globals) *cobra.Command {
@@ -38,6 +41,7 @@ func newSearchCmd(g *globals) *cobra.Command {
 agent's memories), --run R, or --all-users (an operator's search). A query across users goes to every shard,
 each under --shard-timeout; shards that miss it are named in the answer ("partial"), never silently dropped.`,
 		Example: `  memctl search --user alice --k 3 "what does alice drink"
+  memctl search --user alice --mode bm25 "tea"
   memctl search --user alice --type semantic --since 2025-01-01T00:00:00Z -o json tea
   memctl search --agent support-bot --k 10 "refund"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -78,6 +82,8 @@ func (o *searchOptions) addFlags(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.tags, "tag", nil, "only memories carrying this tag; repeat to require more")
 	f.StringVar(&o.since, "since", "", "only memories that occurred at or after, RFC 3339")
 	f.StringVar(&o.until, "until", "", "only memories that occurred before, RFC 3339")
+	f.StringVar(&o.now, "now", "", `when the question is asked, RFC 3339: "last week" and recency count from it (default: the node's clock)`)
+	f.StringVar(&o.mode, "mode", "", "search mode: pipeline (server default for one user), hybrid (vector 0.7, text 0.3; the only mode across users), bm25 or vector (hybrid with one side only)")
 	f.Float64Var(&o.minScore, "min-score", 0, "drop results scoring below (server default: 0.35; 0 keeps all)")
 	f.StringVar(&o.halfLife, "recency-half-life", "", `turn on recency decay with this half-life, e.g. "720h"`)
 	f.BoolVar(&o.stale, "stale", false, "let followers answer from their replicas without asking the leader")
@@ -108,6 +114,17 @@ func (o *searchOptions) request(fs *pflag.FlagSet, args []string, in io.Reader) 
 	if o.shardTimeout > 0 {
 		req.ShardTimeout = o.shardTimeout.String()
 	}
+	if o.mode != "" {
+		m, err := eval.ParseMode(o.mode)
+		if err != nil {
+			return zero, fmt.Errorf("--mode: %w", err)
+		}
+		req.Mode = m.SearchMode()
+		if m == eval.ModeBM25 || m == eval.ModeVector {
+			vw, tw := m.Weights()
+			req.VectorWeight, req.TextWeight = &vw, &tw
+		}
+	}
 	if fs.Changed("k") {
 		if o.k < 1 || o.k > 1000 {
 			return zero, fmt.Errorf("--k %d: must be between 1 and 1000", o.k)
@@ -121,6 +138,13 @@ func (o *searchOptions) request(fs *pflag.FlagSet, args []string, in io.Reader) 
 		}
 	}
 	req.Types = o.types
+	if o.now != "" {
+		t, err := parseTime("now", o.now)
+		if err != nil {
+			return zero, err
+		}
+		req.Now = &t
+	}
 	if o.since != "" {
 		t, err := parseTime("since", o.since)
 		if err != nil {

@@ -13,7 +13,8 @@ import (
 )
 
 func newShardCmd(g *globals) *cobra.Command {
-	return newGroupCmd("shard", "List shards and move their leadership", newShardListCmd(g), newShardTransferCmd(g))
+	return newGroupCmd("shard", "List, split and move the leadership of shards", newShardListCmd(g), newShardSplitCmd(g),
+		newShardTransferCmd(g))
 }
 
 func newShardListCmd(g *globals) *cobra.Command {
@@ -40,14 +41,22 @@ func newShardListCmd(g *globals) *cobra.Command {
 
 func printShards(w io.Writer, res apiv1.ShardsResponse) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "SHARD\tLEADER\tREPLICAS\tBYTES\tAPPLIED\tLAG")
+	fmt.Fprintln(tw, "SHARD\tRANGE\tLEADER\tREPLICAS\tMEMORIES\tBYTES\tAPPLIED\tLAG")
 	for _, s := range res.Shards {
 		var lag []string
 		for _, p := range s.Progress {
 			lag = append(lag, fmt.Sprintf("%s:%d", p.Node, p.Lag))
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\n", s.ID, orDash(s.Leader), orDash(strings.Join(s.Replicas, ",")),
-			s.Bytes, s.AppliedIndex, orDash(strings.Join(lag, " ")))
+		mems := "-"
+		if s.Memories >= 0 {
+			mems = strconv.FormatInt(s.Memories, 10)
+		}
+		rng := fmt.Sprintf("b%d:%.4s..%.4s", s.Range.Bucket, s.Range.First, s.Range.Last)
+		if s.Splitting {
+			rng += " (splitting)"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.ID, rng, orDash(s.Leader), orDash(strings.Join(s.Replicas, ",")),
+			mems, s.Bytes, s.AppliedIndex, orDash(strings.Join(lag, " ")))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -8,16 +8,20 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/memcluster/memcluster/cluster"
 )
 
 // config is every memnode setting; each flag is also read from MEMNODE_<FLAG_NAME>.
 type config struct {
+	version         bool
 	dev             bool
 	nodeID          string
 	dataDir         string
 	httpAddr        string
 	raftAddr        string
 	gossipAddr      string
+	bindHost        string
 	join            []string
 	bootstrapExpect int
 	shards          int
@@ -26,8 +30,12 @@ type config struct {
 	zone            string
 	maxMoves        int
 	movesPerNode    int
+	splitAbove      int64
+	requestRetain   time.Duration
 	raftHeartbeat   time.Duration
 	raftElection    time.Duration
+	raftCommit      time.Duration
+	raftCoalesce    bool
 	gossipProfile   string
 	logLevel        string
 	logFormat       string
@@ -56,6 +64,11 @@ type config struct {
 	llmModel     string
 	llmAPIKeyEnv string
 	llmTimeout   time.Duration
+	rerankURL    string
+	rerankModel  string
+	rerankKeyEnv string
+	rerankTO     time.Duration
+	rerankTop    int
 
 	minFreeBytes  int64
 	sessionWindow int
@@ -64,15 +77,20 @@ type config struct {
 	sessionTTL    time.Duration
 	sweepEvery    time.Duration
 	tierEvery     time.Duration
+	backupEvery   time.Duration
+	backupTo      string
+	backupKeep    int
 }
 
 func (c *config) register(fs *pflag.FlagSet) {
+	fs.BoolVar(&c.version, "version", false, "print the version, the commit and the data formats of this build, then exit")
 	fs.BoolVar(&c.dev, "dev", false, "single-node development mode: bootstrap alone, 1 replica per shard")
 	fs.StringVar(&c.nodeID, "node-id", "", "unique node id (default: the host name)")
 	fs.StringVar(&c.dataDir, "data-dir", "./memdata", "directory for the node's data")
 	fs.StringVar(&c.httpAddr, "http-addr", "127.0.0.1:7480", "HTTP API listen and advertised address")
 	fs.StringVar(&c.raftAddr, "raft-addr", "127.0.0.1:7481", "Raft listen and advertised address (one port for every shard)")
 	fs.StringVar(&c.gossipAddr, "gossip-addr", "127.0.0.1:7482", "gossip (memberlist) bind and advertised address")
+	fs.StringVar(&c.bindHost, "bind-host", "", "IP to listen on (0.0.0.0 in a container) with the ports of --http-addr, --raft-addr and --gossip-addr, which then only advertise and may be host names")
 	fs.StringSliceVar(&c.join, "join", nil, "gossip addresses of existing members, host:port[,…]")
 	fs.IntVar(&c.bootstrapExpect, "bootstrap-expect", 0, "form a new cluster once this many nodes see each other")
 	fs.IntVar(&c.shards, "shards", 16, "number of shards (fixed when the cluster forms)")
@@ -81,8 +99,12 @@ func (c *config) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.zone, "zone", "", "failure domain of this node (rack, room, availability zone): replicas of a shard go to distinct zones")
 	fs.IntVar(&c.maxMoves, "rebalance-max-moves", 8, "replica moves under way at once in the whole cluster (rebalancing pace)")
 	fs.IntVar(&c.movesPerNode, "rebalance-moves-per-node", 2, "replica moves one node takes part in at once")
+	fs.Int64Var(&c.splitAbove, "split-above-memories", 0, "split a shard automatically once its leader holds more memory records than this (0: never; splits are then only by memctl shard split)")
+	fs.DurationVar(&c.requestRetain, "request-retention", 24*time.Hour, "how long a shard keeps the result of a delete or forget for a retried request to find; shard leaders prune older ones (at least 1m)")
 	fs.DurationVar(&c.raftHeartbeat, "raft-heartbeat-timeout", 0, "how long a follower waits without the leader before an election (0: the cluster default)")
 	fs.DurationVar(&c.raftElection, "raft-election-timeout", 0, "how long a candidate waits for votes before trying again (0: the cluster default)")
+	fs.DurationVar(&c.raftCommit, "raft-commit-timeout", 0, "how often an idle shard leader resends its commit index to followers (0: the cluster default, 500ms)")
+	fs.BoolVar(&c.raftCoalesce, "raft-heartbeat-coalesce", false, "send the shard groups' heartbeats to each node in batches every 10ms (default off: one RPC per group, as plain hashicorp/raft)")
 	fs.StringVar(&c.gossipProfile, "gossip-profile", "lan", "failure-detection timing: lan or local (fast, one host)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "text or json")
@@ -109,6 +131,11 @@ func (c *config) register(fs *pflag.FlagSet) {
 	// The key's name, not the key: a flag value shows in ps and shell history.
 	fs.StringVar(&c.llmAPIKeyEnv, "llm-api-key-env", "OPENAI_API_KEY", "name of the environment variable that holds the --llm-url API key")
 	fs.DurationVar(&c.llmTimeout, "llm-timeout", 10*time.Second, "time budget per message for LLM extraction, retries included; then the rules answer")
+	fs.StringVar(&c.rerankURL, "rerank-url", "", "rerank endpoint for the default search mode: TEI's …/rerank or Cohere/Jina's …/v1/rerank; empty: no reranking")
+	fs.StringVar(&c.rerankModel, "rerank-model", "", "rerank model sent to a …/v1/rerank endpoint")
+	fs.StringVar(&c.rerankKeyEnv, "rerank-api-key-env", "RERANK_API_KEY", "name of the environment variable that holds the --rerank-url API key")
+	fs.DurationVar(&c.rerankTO, "rerank-timeout", 2*time.Second, "time budget of one rerank call; then the search keeps its own order")
+	fs.IntVar(&c.rerankTop, "rerank-candidates", 30, "best results of a search sent to --rerank-url")
 	fs.Int64Var(&c.minFreeBytes, "min-free-bytes", 256<<20, "free disk space below which the node turns read-only (writes get 507, reads go on); negative: off")
 	fs.StringVar(&c.coldStore, "cold-store", "", "keep cold segments in this object store instead of the shards: s3://bucket?region=…&endpoint=…, or file:///dir that every node shares")
 	fs.IntVar(&c.warmAfter, "warm-restore-after", 3, "escalated reads of an archive entry that bring its memories back to the hot tier (0: never)")
@@ -116,6 +143,9 @@ func (c *config) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.sessionTTL, "session-ttl", time.Hour, "working memory: a session idle this long is consolidated and ended")
 	fs.DurationVar(&c.sweepEvery, "session-sweep", time.Minute, "how often shard leaders look for idle sessions")
 	fs.DurationVar(&c.tierEvery, "tier-every", time.Hour, "how often shard leaders move aged memories to cold segments; 0: only on `memctl tier run`")
+	fs.DurationVar(&c.backupEvery, "backup-every", 0, "take a backup of the whole cluster this often (on the meta leader); 0: never")
+	fs.StringVar(&c.backupTo, "backup-to", "", "where scheduled backups go: a directory, file:///dir or s3://bucket/prefix?region=…")
+	fs.IntVar(&c.backupKeep, "backup-keep", 7, "scheduled backups kept in --backup-to; older ones are deleted (0: keep all)")
 	// Hidden: a fault-injection knob. The chaos campaign restarts a node with a different offset, which is how a
 	// clock step looks to the process; Raft timing uses the monotonic clock and is not affected.
 	fs.DurationVar(&c.clockOffset, "clock-offset", 0, "testing: shift the wall clock the API uses for ids and timestamps")
@@ -126,7 +156,7 @@ func (c *config) register(fs *pflag.FlagSet) {
 func applyEnv(cmd *cobra.Command, env func(string) string) error {
 	var err error
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if f.Changed || err != nil {
+		if f.Changed || err != nil || f.Name == "version" || f.Name == "help" {
 			return
 		}
 		name := "MEMNODE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -147,6 +177,9 @@ func (c *config) finish() error {
 			return fmt.Errorf("--node-id: not given and the host name is unknown")
 		}
 		c.nodeID = h
+	}
+	if c.requestRetain < cluster.MinRequestRetention {
+		return fmt.Errorf("--request-retention %v: must be at least %v (a retried delete must still find its first result)", c.requestRetain, cluster.MinRequestRetention)
 	}
 	if c.warmAfter < 0 {
 		return fmt.Errorf("--warm-restore-after %d: must be 0 (never) or more", c.warmAfter)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/memcluster/memcluster/consolidation"
 	"github.com/memcluster/memcluster/llm"
+	"github.com/memcluster/memcluster/server"
 )
 
 // llmMaxTokens bounds an extraction answer: 20 facts fit with room to spare, and a model
@@ -43,4 +44,30 @@ func newExtractor(c config, getenv func(string) string, log *slog.Logger, reg pr
 	log.Info("LLM fact extraction on; the rules answer when it fails", "provider", client.String(),
 		"api_key_env", c.llmAPIKeyEnv, "api_key_set", key != "")
 	return ex.Func(), nil
+}
+
+// newReranker builds the reranker from the --rerank-* flags; nil (searches keep the pipeline's order) when
+// --rerank-url is empty.
+func newReranker(c config, getenv func(string) string, log *slog.Logger, reg prometheus.Registerer) (server.Reranker, error) {
+	if c.rerankURL == "" {
+		return nil, nil
+	}
+	switch {
+	case c.rerankTO <= 0:
+		return nil, fmt.Errorf("--rerank-timeout: %s is not positive", c.rerankTO)
+	case c.rerankTop < 2 || c.rerankTop > 1000:
+		return nil, fmt.Errorf("--rerank-candidates: want 2..1000, got %d", c.rerankTop)
+	}
+	var key string
+	if c.rerankKeyEnv != "" {
+		key = getenv(c.rerankKeyEnv)
+	}
+	rr, err := llm.NewReranker(llm.RerankerOptions{URL: c.rerankURL, Model: c.rerankModel, APIKey: key,
+		Timeout: c.rerankTO, Logger: log, Registerer: reg})
+	if err != nil {
+		return nil, fmt.Errorf("--rerank-url: %w", err)
+	}
+	log.Info("reranking on; a search keeps its own order when it fails", "provider", rr.String(),
+		"candidates", c.rerankTop, "api_key_set", key != "")
+	return rr, nil
 }

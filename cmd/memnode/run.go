@@ -20,9 +20,11 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 
+	mcpadapter "github.com/memcluster/memcluster/adapters/mcp"
 	"github.com/memcluster/memcluster/cluster"
 	"github.com/memcluster/memcluster/consolidation"
 	"github.com/memcluster/memcluster/embed"
+	"github.com/memcluster/memcluster/internal/buildinfo"
 	"github.com/memcluster/memcluster/internal/nodeindex"
 	"github.com/memcluster/memcluster/reembed"
 	"github.com/memcluster/memcluster/server"
@@ -39,6 +41,9 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if c.version {
+				return buildinfo.Write(cmd.OutOrStdout(), "memnode", buildinfo.Get())
+			}
 			if err := applyEnv(cmd, os.Getenv); err != nil {
 				return err
 			}
@@ -106,6 +111,10 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	if err != nil {
 		return err
 	}
+	rerank, err := newReranker(c, os.Getenv, log, reg)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(c.dataDir, 0o755); err != nil {
 		return fmt.Errorf("--data-dir: %w", err)
 	}
@@ -115,14 +124,16 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	}
 	defer db.Close()
 
-	httpLn, err := net.Listen("tcp", c.httpAddr)
+	httpLn, err := net.Listen("tcp", cluster.ListenAddr(c.bindHost, c.httpAddr))
 	if err != nil {
-		return fmt.Errorf("listen http %s: %w", c.httpAddr, err)
+		return fmt.Errorf("listen http %s: %w", cluster.ListenAddr(c.bindHost, c.httpAddr), err)
 	}
 	node, err := cluster.New(cluster.Config{
-		NodeID: c.nodeID, DataDir: c.dataDir, RaftAddr: c.raftAddr, GossipAddr: c.gossipAddr, HTTPAddr: c.httpAddr,
+		NodeID: c.nodeID, DataDir: c.dataDir, RaftAddr: c.raftAddr, GossipAddr: c.gossipAddr, HTTPAddr: c.httpAddr, BindHost: c.bindHost,
 		Join: c.join, BootstrapExpect: c.bootstrapExpect, Shards: c.shards, Replicas: c.replicas,
-		DeadNodeTimeout: c.deadNodeTimeout, Zone: c.zone, MaxMoves: c.maxMoves, MovesPerNode: c.movesPerNode, HeartbeatTimeout: c.raftHeartbeat, ElectionTimeout: c.raftElection, GossipProfile: c.gossipProfile, Logger: log, Registry: reg,
+		DeadNodeTimeout: c.deadNodeTimeout, Zone: c.zone, MaxMoves: c.maxMoves, MovesPerNode: c.movesPerNode, SplitAboveMemories: c.splitAbove, RequestRetention: c.requestRetain,
+		HeartbeatTimeout: c.raftHeartbeat, ElectionTimeout: c.raftElection,
+		ShardCommitTimeout: c.raftCommit, HeartbeatCoalesce: c.raftCoalesce, GossipProfile: c.gossipProfile, Logger: log, Registry: reg,
 		Tracer: tp.Tracer("memcluster/cluster"), ClusterToken: c.clusterToken,
 		TLS: nodeTLS, GossipKey: gkey,
 	}, db, nodeindex.Factory(c.dataDir, db, emb, log))
@@ -139,6 +150,10 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	if err := model.Validate(); err != nil {
 		return fmt.Errorf("--session-window or --session-ttl: %w", err)
 	}
+	sched := server.BackupSchedule{Every: c.backupEvery, To: c.backupTo, Keep: c.backupKeep, Leader: node.IsMetaLeader}
+	if err := sched.Validate(); err != nil {
+		return err
+	}
 	var cold server.ColdStore
 	if c.coldStore != "" {
 		bs, err := tiering.OpenBlobStore(ctx, c.coldStore)
@@ -150,10 +165,21 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	}
 	api := server.New(node, emb, server.Options{MaxBodyBytes: c.maxBodyBytes, Logger: log, Registry: reg, Pprof: c.pprof, Auth: auth, MaxInFlight: c.maxInFlight, NodeCerts: nodeTLS != nil,
 		TenantRate: c.tenantRate, TenantBurst: c.tenantBurst, Now: offsetClock(c.clockOffset),
-		Tracer: tp.Tracer("memcluster/server"), Extract: extract, Model: model, WarmRestoreAfter: warmRestoreAfter(c.warmAfter), ColdStore: cold})
+		Tracer: tp.Tracer("memcluster/server"), Extract: extract, Rerank: rerank, RerankCandidates: c.rerankTop, Model: model, WarmRestoreAfter: warmRestoreAfter(c.warmAfter), ColdStore: cold})
+	mcpHandler, err := mcpadapter.NewHTTPHandler(mcpadapter.HTTPOptions{API: api, Version: buildinfo.Get().Version,
+		MaxBodyBytes: c.maxBodyBytes, Logger: log})
+	if err != nil {
+		return err
+	}
+	api.Mount("/mcp", mcpHandler)
 	go api.RunIdleSweeper(jobCtx, node, c.sweepEvery)
 	go api.RunCompactor(jobCtx, node, c.tierEvery)
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
+	go api.RunBackups(jobCtx, sched)
+	handler, err := withAdapters(api, log)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: apiTLS}
 	errc := make(chan error, 1)
 	go func() {
