@@ -165,7 +165,7 @@ func (d decider) add() Decision {
 
 func (d decider) retract(f Fact) Decision {
 	f = cloneFact(f)
-	f.ValidTo = d.now
+	f.ValidTo, f.EndedAt = d.endOf(f), d.now
 	f.History = d.o.appendHistory(f.History, Change{At: d.now, Op: OpDelete, Source: d.c.Source,
 		Confidence: f.Confidence, Reason: "retracted"})
 	return Decision{Op: OpDelete, Target: f.ID, Changed: []Fact{f}, Reason: "retracted by " + sourceName(d.c.Source)}
@@ -210,7 +210,7 @@ func (d decider) supersede(old Fact, why string, also ...Fact) Decision {
 	var changed []Fact
 	for _, f := range append([]Fact{old}, also...) {
 		f = cloneFact(f)
-		f.ValidTo, f.SupersededBy = d.now, nf.ID
+		f.ValidTo, f.EndedAt, f.SupersededBy = d.endOf(f), d.now, nf.ID
 		f.History = d.o.appendHistory(f.History, Change{At: d.now, Op: OpUpdate, Source: d.c.Source,
 			Related: nf.ID, Confidence: f.Confidence, Reason: "superseded"})
 		changed = append(changed, f)
@@ -244,6 +244,19 @@ func (d decider) newFact(conf float64, why string) Fact {
 	f.Provenance = d.o.appendProvenance(nil, d.c.Source)
 	f.History = []Change{{At: d.now, Op: OpAdd, Source: d.c.Source, Confidence: conf, Reason: why}}
 	return f
+}
+
+// endOf is when f stopped being true: the candidate's event time (a message's or a request's --time), not
+// when it was processed; never before f began, so the interval stays well formed.
+func (d decider) endOf(f Fact) time.Time {
+	at := d.c.Time
+	if at.IsZero() || at.After(d.now) {
+		at = d.now
+	}
+	if at.Before(f.ValidFrom) {
+		at = f.ValidFrom
+	}
+	return at
 }
 
 func cloneFact(f Fact) Fact {

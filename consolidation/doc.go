@@ -1,4 +1,4 @@
-// Package consolidation is the deterministic core of the memory model (issue 3): working
+// Package consolidation is the deterministic core of the memory model: working
 // memory with a rolling summary (working.go), segmentation of conversations into episodes
 // (segment.go, episode.go), write-time fact extraction behind a write gate (extract.go,
 // gate.go, rules.go), the ADD/UPDATE/DELETE/NONE decision against the user's bi-temporal

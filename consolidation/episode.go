@@ -23,6 +23,12 @@ type Episode struct {
 	Boundary string `json:"boundary,omitempty"`
 }
 
+// NoteEpisode is the episode of one user statement made at at, such as a passing state an agent was asked
+// to remember.
+func NoteEpisode(text string, at time.Time) Episode {
+	return newEpisode([]Message{{Role: RoleUser, Content: text, Time: at}}, BoundaryStart, SegmentOptions{}.withDefaults())
+}
+
 func newEpisode(msgs []Message, why string, o SegmentOptions) Episode {
 	texts := make([]string, len(msgs))
 	var cands []weighted

@@ -61,8 +61,8 @@ func Extract(m Message) ([]Candidate, []Rejection) {
 	return extractText(m.Content, m.ID, m.Time, false)
 }
 
-// Remember handles an explicit "remember this" call: the gate only rejects questions, and
-// a sentence that matches no rule is kept as a note.
+// Remember handles an explicit "remember this" call: the gate only rejects questions and passing states
+// (which the caller keeps as episodes), and a sentence that matches no rule is kept as a note.
 func Remember(text, source string, at time.Time) ([]Candidate, []Rejection, error) {
 	switch {
 	case strings.TrimSpace(text) == "":
@@ -103,10 +103,11 @@ func extractSentence(raw string, explicit bool) ([]rawFact, string) {
 	if m := rememberRe.FindStringSubmatch(s); m != nil {
 		explicit, s = true, normalize(m[1])
 	}
-	if !explicit {
-		if reason := gate(s); reason != "" {
-			return nil, reason
-		}
+	// An explicit request lifts the small-talk and hedge gates (the user chose to keep it), but not the
+	// transient one: "remember I'm hungry right now" is no long-term knowledge however it is asked; the
+	// caller keeps it as an episode.
+	if reason := gate(s); reason != "" && (!explicit || reason == RejectTransient) {
+		return nil, reason
 	}
 	facts := applyRules(stripLeadingTime(s))
 	for i := range facts {

@@ -113,7 +113,7 @@ func TestRemember(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := brief(c, r), "+note=I'm tired today reject:question"; got != want {
+	if got, want := brief(c, r), "reject:transient reject:question"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	long := strings.Repeat("word ", 120)

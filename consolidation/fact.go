@@ -23,6 +23,10 @@ type Fact struct {
 	ValidFrom  time.Time `json:"valid_from"`
 	ValidTo    time.Time `json:"valid_to,omitzero"`
 	RecordedAt time.Time `json:"recorded_at"`
+	// EndedAt is when the memory stopped believing the fact (record time of the supersession or
+	// retraction); ValidTo is when it stopped being true (the event's time). Facts written before the two
+	// axes were kept apart have only ValidTo, which then serves as both.
+	EndedAt time.Time `json:"ended_at,omitzero"`
 	// SupersededBy is the id of the fact that replaced this one (UPDATE); empty after a
 	// DELETE, which ends a fact without a replacement.
 	SupersededBy string  `json:"superseded_by,omitempty"`
@@ -48,7 +52,11 @@ func (f Fact) Current() bool { return f.ValidTo.IsZero() }
 
 // believedAt reports whether the memory held the fact at t: recorded by t and not ended by t.
 func (f Fact) believedAt(t time.Time) bool {
-	return !f.RecordedAt.After(t) && (f.ValidTo.IsZero() || f.ValidTo.After(t))
+	end := f.EndedAt
+	if end.IsZero() {
+		end = f.ValidTo
+	}
+	return !f.RecordedAt.After(t) && (end.IsZero() || end.After(t))
 }
 
 // CurrentFacts returns the facts believed now, ordered by id.

@@ -118,7 +118,7 @@ func userStatement(pred, obj string) string {
 	case PredNote:
 		s = "user asked to remember: " + obj
 	case PredPattern:
-		s = "recurring: " + obj
+		s = "user often " + obj // obj is a habit phrase (habit.go)
 	default:
 		s = "user's " + strings.ReplaceAll(pred, "_", " ") + " is " + obj
 	}

@@ -91,7 +91,11 @@ type Pattern struct {
 	Confidence  float64       `json:"confidence"`
 	Status      PatternStatus `json:"status"`
 	Corrections int           `json:"corrections,omitempty"`
-	UpdatedAt   time.Time     `json:"updated_at"`
+	// FirstSeen and LastSeen are the earliest and latest evidence (episode starts): the behaviour's valid
+	// time, as opposed to UpdatedAt, when consolidation last looked at it.
+	FirstSeen time.Time `json:"first_seen,omitzero"`
+	LastSeen  time.Time `json:"last_seen,omitzero"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // SimilarityFunc scores two texts in [0, 1]. LexicalSimilarity is the default; a cosine of
@@ -186,8 +190,8 @@ func propose(eps []Episode, members []int, o PatternOptions) (Pattern, bool) {
 	for i, m := range members {
 		sets[i] = map[string]bool{}
 		for _, w := range words(episodeText(eps[m])) {
-			if stopwords[w] || len([]rune(w)) < 2 {
-				continue
+			if stopwords[w] || len([]rune(w)) < 2 || allDigits(w) {
+				continue // a day or a year ("05", "2026") dates one episode; it is no part of a habit
 			}
 			st := stem(w)
 			if _, ok := surface[st]; !ok {
@@ -199,7 +203,7 @@ func propose(eps []Episode, members []int, o PatternOptions) (Pattern, bool) {
 			}
 		}
 	}
-	core := coreTerms(df, len(members), contentWords(episodeText(eps[members[0]])), o)
+	core := mergeInflections(coreTerms(df, len(members), contentWords(episodeText(eps[members[0]])), o), surface)
 	if len(core) == 0 {
 		return Pattern{}, false
 	}
@@ -223,8 +227,14 @@ func propose(eps []Episode, members []int, o PatternOptions) (Pattern, bool) {
 	}
 	for _, m := range members {
 		p.Episodes = append(p.Episodes, eps[m].ID)
+		if at := eps[m].Start; !at.IsZero() && (p.FirstSeen.IsZero() || at.Before(p.FirstSeen)) {
+			p.FirstSeen = at
+		}
+		if at := eps[m].Start; at.After(p.LastSeen) {
+			p.LastSeen = at
+		}
 	}
-	p.Phrase = strings.Join(phrase, " ")
+	p.Phrase = habitPhrase(phrase, membersText(eps, members))
 	p.Statement = statement(SubjectUser, PredPattern, p.Phrase, false)
 	p.Terms = append([]string(nil), core...)
 	sort.Strings(p.Terms)

@@ -56,6 +56,12 @@ func bestMatch(prev []Pattern, f Pattern, used map[string]bool) (Pattern, bool) 
 func carryOver(old, f Pattern, o PatternOptions) Pattern {
 	f.Key, f.Corrections, f.Status = old.Key, old.Corrections, old.Status
 	f.Confidence = round3(f.Confidence * math.Pow(o.CorrectionFactor, float64(old.Corrections)))
+	if !old.FirstSeen.IsZero() && (f.FirstSeen.IsZero() || old.FirstSeen.Before(f.FirstSeen)) {
+		f.FirstSeen = old.FirstSeen // older evidence may have left the window of recent episodes
+	}
+	if old.LastSeen.After(f.LastSeen) {
+		f.LastSeen = old.LastSeen
+	}
 	if old.Status == Promoted || old.Status == Retracted {
 		f.Phrase, f.Statement, f.Terms = old.Phrase, old.Statement, old.Terms
 	}
@@ -108,8 +114,14 @@ func CorrectPattern(p Pattern, now time.Time, opts PatternOptions) (Pattern, *Ca
 	return p, nil, nil
 }
 
+// patternCandidate proposes (or, Negative, retracts) a pattern's fact. A promotion is valid from the first
+// evidence of the habit; a retraction happens now, when the user corrected it.
 func patternCandidate(p Pattern, pol Polarity, now time.Time) Candidate {
+	at := now
+	if pol == Positive && !p.FirstSeen.IsZero() && p.FirstSeen.Before(now) {
+		at = p.FirstSeen
+	}
 	return Candidate{Subject: SubjectUser, Predicate: PredPattern, Object: p.Phrase,
 		Statement: statement(SubjectUser, PredPattern, p.Phrase, pol == Negative), Polarity: pol,
-		Source: "pattern:" + p.Key, Time: now}
+		Source: "pattern:" + p.Key, Time: at}
 }

@@ -52,7 +52,7 @@ func TestDetectPatternsPromotes(t *testing.T) {
 			t.Errorf("n=%d: %+v, %d candidates", tt.n, p, len(cands))
 		}
 		if tt.promoted == 1 && (cands[0].Predicate != PredPattern || cands[0].Object != "booked morning flight" ||
-			cands[0].Statement != "recurring: booked morning flight" || cands[0].Source != "pattern:"+p.Key) {
+			cands[0].Statement != "user often booked morning flight" || !cands[0].Time.Equal(t0) || cands[0].Source != "pattern:"+p.Key) {
 			t.Errorf("candidate %+v", cands[0])
 		}
 	}

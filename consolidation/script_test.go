@@ -106,10 +106,41 @@ func runScript(t *testing.T, path string) {
 
 // scriptEnv is one user's fact store and clock.
 type scriptEnv struct {
-	now   time.Time
-	facts []Fact
-	next  int
-	opts  FactOptions
+	now      time.Time
+	facts    []Fact
+	next     int
+	opts     FactOptions
+	episodes []Episode
+	pats     []Pattern
+}
+
+// eventTime is a command's time= (when it was said), or now.
+func (e *scriptEnv) eventTime(t *testing.T, args map[string]string) time.Time {
+	if v, ok := args["time"]; ok {
+		return e.parseTime(t, v)
+	}
+	return e.now
+}
+
+// patterns runs pattern detection over the episodes so far and decides each promoted pattern's fact.
+func (e *scriptEnv) patterns(t *testing.T) string {
+	ps, cands, err := DetectPatterns(e.pats, e.episodes, nil, e.now, PatternOptions{})
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	e.pats = ps
+	var lines []string
+	for _, p := range ps {
+		lines = append(lines, fmt.Sprintf("pattern %s %s support=%d conf=%v seen=[%s, %s] %q", p.Key, p.Status,
+			p.Support, p.Confidence, fmtTime(p.FirstSeen), fmtTime(p.LastSeen), p.Statement))
+	}
+	if len(cands) > 0 {
+		lines = append(lines, e.decideAll(t, cands, nil))
+	}
+	if len(lines) == 0 {
+		return "nothing"
+	}
+	return strings.Join(lines, "\n")
 }
 
 func newScriptEnv() *scriptEnv {
@@ -135,10 +166,10 @@ func (e *scriptEnv) run(t *testing.T, b block) string {
 		*e = *newScriptEnv()
 		return "ok"
 	case "say":
-		c, r := Extract(Message{ID: args["src"], Role: RoleUser, Content: input, Time: e.now})
+		c, r := Extract(Message{ID: args["src"], Role: RoleUser, Content: input, Time: e.eventTime(t, args)})
 		return e.decideAll(t, c, r)
 	case "remember":
-		c, r, err := Remember(input, args["src"], e.now)
+		c, r, err := Remember(input, args["src"], e.eventTime(t, args))
 		if err != nil {
 			return "error: " + err.Error()
 		}
@@ -158,6 +189,12 @@ func (e *scriptEnv) run(t *testing.T, b block) string {
 		return e.history(fields[1])
 	case "graph":
 		return e.graph(t, args)
+	case "episode":
+		at := e.eventTime(t, args)
+		e.episodes = append(e.episodes, Episode{ID: args["id"], Start: at, End: at, Summary: input})
+		return "ok"
+	case "patterns":
+		return e.patterns(t)
 	}
 	t.Fatalf("line %d: unknown command %q", b.line, fields[0])
 	return ""
@@ -300,6 +337,9 @@ func fmtFacts(fs []Fact) string {
 	for _, f := range fs {
 		l := fmt.Sprintf("%s %s %s %q conf=%v valid=[%s, %s) recorded=%s", f.ID, f.Subject, f.Predicate, f.Object,
 			f.Confidence, fmtTime(f.ValidFrom), fmtTime(f.ValidTo), fmtTime(f.RecordedAt))
+		if !f.EndedAt.IsZero() && !f.EndedAt.Equal(f.ValidTo) {
+			l += " ended=" + fmtTime(f.EndedAt)
+		}
 		if f.SupersededBy != "" {
 			l += " by=" + f.SupersededBy
 		}

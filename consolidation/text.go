@@ -214,17 +214,30 @@ func capitalRuns(s string) []capRun {
 }
 
 // topTerms returns up to k content words of texts by frequency, ties alphabetical.
+// topTerms returns the k most frequent content terms, counted by stem, each written as its first surface
+// form: tags carry the words people wrote ("paris"), not the stemmer's ("pari").
 func topTerms(texts []string, k int) []string {
 	tf := map[string]float64{}
+	surface := map[string]string{}
 	for _, t := range texts {
-		for _, w := range contentWords(t) {
-			tf[w]++
+		for _, w := range words(t) {
+			if stopwords[w] || utf8.RuneCountInString(w) < 2 {
+				continue
+			}
+			st := stem(w)
+			if _, ok := surface[st]; !ok {
+				surface[st] = strings.TrimSuffix(w, "'s")
+			}
+			tf[st]++
 		}
 	}
 	ks := sortedKeys(tf)
 	sort.SliceStable(ks, func(i, j int) bool { return tf[ks[i]] > tf[ks[j]] })
 	if len(ks) > k {
 		ks = ks[:k]
+	}
+	for i, st := range ks {
+		ks[i] = surface[st]
 	}
 	return ks
 }

@@ -49,6 +49,18 @@ type LoCoMoSample struct {
 	Dates int
 }
 
+// AskedAt is when the questions are taken to be asked: LoCoMo gives them no date, so the start of the latest
+// session (zero without sessions).
+func (s LoCoMoSample) AskedAt() time.Time {
+	var t time.Time
+	for _, ss := range s.Sessions {
+		if ss.Time.After(t) {
+			t = ss.Time
+		}
+	}
+	return t
+}
+
 // LoCoMoSession is one session of a conversation.
 type LoCoMoSession struct {
 	Num      int

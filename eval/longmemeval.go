@@ -40,6 +40,15 @@ type LongMemEvalSession struct {
 // Abstention reports an _abs question: its answer is not in the haystack, so it has no retrieval target.
 func (q *LongMemEvalQuestion) Abstention() bool { return strings.HasSuffix(q.QuestionID, "_abs") }
 
+// AskedAt is the question's question_date, UTC like the sessions' dates.
+func (q *LongMemEvalQuestion) AskedAt() (time.Time, error) {
+	t, err := ParseLongMemEvalTime(q.QuestionDate)
+	if err != nil {
+		return t, fmt.Errorf("question %s: question_date: %w", q.QuestionID, err)
+	}
+	return t, nil
+}
+
 // Sessions checks that ids, dates and sessions line up and returns the sessions in time order (stable, so
 // sessions of the same minute keep their file order).
 func (q *LongMemEvalQuestion) Sessions() ([]LongMemEvalSession, error) {

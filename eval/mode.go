@@ -10,7 +10,7 @@ const (
 	ModeHybrid   Mode = "hybrid"   // 0.7 × vector + 0.3 × BM25, the server's defaults
 	ModeBM25     Mode = "bm25"     // BM25 only
 	ModeVector   Mode = "vector"   // embeddings only
-	ModePipeline Mode = "pipeline" // the server's pipeline search mode (retrieval/DESIGN.md)
+	ModePipeline Mode = "pipeline" // the server's default search mode for one user (retrieval/DESIGN.md)
 )
 
 // Modes lists every mode.

@@ -1,9 +1,6 @@
 package fulltext
 
-import (
-	"fmt"
-	"time"
-)
+import "fmt"
 
 // Doc is the indexed view of one memory record. Only ID comes back from Search.
 type Doc struct {
@@ -11,7 +8,6 @@ type Doc struct {
 	Text                             string
 	Tags                             []string
 	Entities                         []string
-	OccurredAt                       time.Time // zero: the doc never matches a time-bounded query
 }
 
 // Apply indexes put (replacing any doc with the same ID) and deletes del, as one bleve batch:
@@ -76,9 +72,6 @@ func fields(d *Doc) map[string]any {
 	}
 	if len(d.Entities) > 0 {
 		f[fieldEntities] = d.Entities
-	}
-	if !d.OccurredAt.IsZero() {
-		f[fieldOccurredAt] = d.OccurredAt
 	}
 	return f
 }

@@ -49,13 +49,12 @@ var benchTypes = []string{"episodic", "semantic", "working", "perceptual"}
 func (c *corpus) doc(user string, i int) Doc {
 	return Doc{
 		ID: docID(user, i), UserID: user,
-		AgentID:    fmt.Sprintf("agent-%d", c.rng.IntN(4)),
-		RunID:      fmt.Sprintf("run-%d", c.rng.IntN(200)),
-		Type:       benchTypes[c.rng.IntN(len(benchTypes))],
-		Text:       c.words(8+c.rng.IntN(23)) + []string{"", " " + commonWord}[c.rng.IntN(2)],
-		Tags:       []string{fmt.Sprintf("tag-%d", c.rng.IntN(20))},
-		Entities:   []string{c.vocab[c.rng.IntN(len(c.vocab))]},
-		OccurredAt: t0.Add(time.Duration(i) * time.Minute),
+		AgentID:  fmt.Sprintf("agent-%d", c.rng.IntN(4)),
+		RunID:    fmt.Sprintf("run-%d", c.rng.IntN(200)),
+		Type:     benchTypes[c.rng.IntN(len(benchTypes))],
+		Text:     c.words(8+c.rng.IntN(23)) + []string{"", " " + commonWord}[c.rng.IntN(2)],
+		Tags:     []string{fmt.Sprintf("tag-%d", c.rng.IntN(20))},
+		Entities: []string{c.vocab[c.rng.IntN(len(c.vocab))]},
 	}
 }
 
@@ -146,7 +145,7 @@ func BenchmarkSearch(b *testing.B) {
 				{"common", ix, common},
 				{"filtered", ix, func(q *Query) {
 					q.Types = []string{"episodic", "semantic"}
-					q.From, q.To = t0.Add(time.Duration(n/4)*time.Minute), t0.Add(time.Duration(n)*time.Minute)
+					q.Keep = inRange(n/4, n) // the owner's time check: doc i occurred at minute i
 				}},
 				{"typesonly", ix, func(q *Query) { q.Types = []string{"episodic", "semantic"} }},
 				{"long", ix, func(q *Query) { q.Text = longQuery(queries, q.Text) }},

@@ -2,6 +2,8 @@ package fulltext
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -74,3 +76,12 @@ func sameSet(got, want []string) bool {
 }
 
 func docID(user string, i int) string { return fmt.Sprintf("%s-%06d", user, i) }
+
+// inRange keeps the docs docID made for numbers in [lo, hi), as an owner's time check would keep the docs of a
+// time range.
+func inRange(lo, hi int) func(id string) bool {
+	return func(id string) bool {
+		n, err := strconv.Atoi(id[strings.LastIndexByte(id, '-')+1:])
+		return err == nil && n >= lo && n < hi
+	}
+}

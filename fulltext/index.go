@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -159,8 +160,11 @@ func (ix *Index) DocCount() (uint64, error) {
 	return n, nil
 }
 
-// Close closes the index; on disk, everything applied is persisted first.
+// Close closes the index; on disk, everything applied is persisted first. With NoSync it waits for scorch's
+// persister (at most closePersistWait): scorch's own Close stops the persister without writing what it had not
+// written yet, so every restart re-fed the last nap's worth of batches, or a new index lost its mapping.
 func (ix *Index) Close() error {
+	ix.WaitPersisted()
 	if err := ix.b.Close(); err != nil {
 		return wrap("close", err)
 	}
@@ -197,4 +201,33 @@ func wrap(op string, err error) error {
 		return fmt.Errorf("fulltext: %s: %w", op, ErrClosed)
 	}
 	return fmt.Errorf("fulltext: %s: %w", op, err)
+}
+
+// closePersistWait bounds how long Close waits for scorch to persist what was applied with NoSync.
+const closePersistWait = 30 * time.Second
+
+// WaitPersisted returns once scorch has persisted every batch applied before the call (at most closePersistWait;
+// at once for an in-memory or synced index). Close uses it; a benchmark can, so scorch's persisting does not
+// compete with what it times.
+func (ix *Index) WaitPersisted() {
+	if ix.opts.InMemory || !ix.opts.NoSync {
+		return
+	}
+	adv, err := ix.b.Advanced()
+	if err != nil {
+		return
+	}
+	sc, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return
+	}
+	st, ok := sc.Stats().(*scorch.Stats)
+	if !ok {
+		return
+	}
+	want := atomic.LoadUint64(&st.CurRootEpoch)
+	deadline := time.Now().Add(closePersistWait)
+	for atomic.LoadUint64(&st.LastPersistedEpoch) < want && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -8,22 +8,23 @@ import (
 	// Register the analyzers Options.Analyzer may name.
 	_ "github.com/blevesearch/bleve/v2/analysis/analyzer/standard"
 	_ "github.com/blevesearch/bleve/v2/analysis/lang/en"
+
+	"github.com/memcluster/memcluster/internal/formats"
 )
 
 // MappingVersion is written into every index and checked by Open. Bump it whenever
 // buildMapping or the document shape changes in a way old indexes cannot serve.
-const MappingVersion = "1"
+const MappingVersion = formats.FulltextMapping
 
 // Index field names.
 const (
-	fieldUserID     = "user_id"
-	fieldAgentID    = "agent_id"
-	fieldRunID      = "run_id"
-	fieldType       = "type"
-	fieldTags       = "tags"
-	fieldEntities   = "entities"
-	fieldText       = "text"
-	fieldOccurredAt = "occurred_at"
+	fieldUserID   = "user_id"
+	fieldAgentID  = "agent_id"
+	fieldRunID    = "run_id"
+	fieldType     = "type"
+	fieldTags     = "tags"
+	fieldEntities = "entities"
+	fieldText     = "text"
 )
 
 // buildMapping returns the index mapping. Nothing is stored, no term vectors or doc values are
@@ -50,12 +51,6 @@ func buildMapping(analyzer string) *mapping.IndexMappingImpl {
 		fm.DocValues = false
 		return fm
 	}
-	dateField := mapping.NewDateTimeFieldMapping()
-	dateField.Store = false
-	dateField.IncludeInAll = false
-	dateField.DocValues = false
-	dateField.SkipFreqNorm = true
-
 	doc := mapping.NewDocumentStaticMapping()
 	for _, f := range []string{fieldUserID, fieldAgentID, fieldRunID, fieldType, fieldTags} {
 		doc.AddFieldMappingsAt(f, keywordField())
@@ -65,7 +60,6 @@ func buildMapping(analyzer string) *mapping.IndexMappingImpl {
 	// once more in the text's term frequency (a modest boost, damped by BM25 saturation) without a
 	// second scored field, whose disjunction coord factor would halve every text-only match.
 	doc.AddFieldMappingsAt(fieldEntities, keywordField(), textField(fieldText))
-	doc.AddFieldMappingsAt(fieldOccurredAt, dateField)
 
 	im := mapping.NewIndexMapping()
 	im.DefaultMapping = doc

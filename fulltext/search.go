@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -18,9 +17,11 @@ type Query struct {
 	Types   []string
 	AgentID string
 	RunID   string
-	Tags    []string  // every tag must be present
-	From    time.Time // zero: unbounded; OccurredAt in [From, To)
-	To      time.Time // zero: unbounded
+	Tags    []string // every tag must be present
+	// Keep, when set, is asked about every document that matches everything else, by id, before it is
+	// ranked: a check the owner makes on its own state. The owner's time range goes here, since occurred_at
+	// is not indexed (DESIGN.md, "Time ranges").
+	Keep func(id string) bool
 }
 
 // Hit is one result. Score is bleve's BM25 score, comparable only within one Search.
@@ -41,7 +42,11 @@ func (ix *Index) SearchContext(ctx context.Context, q Query) ([]Hit, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := bleve.NewSearchRequestOptions(ix.buildQuery(q), k, 0, false)
+	var bq query.Query = ix.buildQuery(q)
+	if q.Keep != nil {
+		bq = &keepQuery{q: bq, keep: q.Keep}
+	}
+	req := bleve.NewSearchRequestOptions(bq, k, 0, false)
 	res, err := ix.b.SearchInContext(ctx, req)
 	if err != nil {
 		return nil, wrap("search", err)
@@ -67,19 +72,16 @@ func (ix *Index) checkQuery(q Query) (int, error) {
 	if k < 0 || k > ix.opts.MaxK {
 		return 0, fmt.Errorf("%w: k %d (want 1..%d)", ErrInvalid, q.K, ix.opts.MaxK)
 	}
-	if !q.From.IsZero() && !q.To.IsZero() && !q.From.Before(q.To) {
-		return 0, fmt.Errorf("%w: empty time range [%v, %v)", ErrInvalid, q.From, q.To)
-	}
 	return k, nil
 }
 
 // buildQuery is a scored conjunction of the text (the shaped OR match query of shape.go) and one
-// unscored clause: the conjunction of the user term and every filter (types, agent, run, tags,
-// time range), plus the rare terms when shaping splits the query.
+// unscored clause: the conjunction of the user term and every filter (types, agent, run, tags),
+// plus the rare terms when shaping splits the query.
 //
 // The unscored clause has weight 0 and scores 0, so Score is the text's BM25 score alone and
 // bleve's query norm is as for the text alone (TestFiltersDoNotChangeScore). Bleve evaluates it
-// as roaring bitmaps (scorch's "unadorned" term readers): a time range or a type list becomes
+// as roaring bitmaps (scorch's "unadorned" term readers): a type list becomes
 // one bitmap union, and the clauses one bitmap intersection per segment. The scored disjunction
 // then only advances to (skips to) docs in that bitmap, so other users' postings and filtered-out
 // docs are never scored. Before, the user term was a zero-boost scored term and the filters a
@@ -101,12 +103,6 @@ func (ix *Index) buildQuery(q Query) query.Query {
 	}
 	for _, tag := range q.Tags {
 		filters = append(filters, term(fieldTags, tag))
-	}
-	if !q.From.IsZero() || !q.To.IsZero() {
-		incl, excl := true, false
-		r := query.NewDateRangeInclusiveQuery(q.From, q.To, &incl, &excl)
-		r.SetField(fieldOccurredAt)
-		filters = append(filters, r)
 	}
 	return &shapedText{text: q.Text, analyzer: ix.opts.Analyzer, opts: &ix.opts, filters: filters}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"testing"
-	"time"
 )
 
 func TestRareTermBeatsCommon(t *testing.T) {
@@ -69,13 +68,12 @@ func TestUserIsolation(t *testing.T) {
 
 func TestFilters(t *testing.T) {
 	modes(t, func(t *testing.T, ix *Index) {
-		hour := time.Hour
 		mustApply(t, ix, []Doc{
-			{ID: "1", UserID: "u", AgentID: "planner", RunID: "r1", Type: "episodic", Tags: []string{"work", "urgent"}, Text: "deploy the billing service", OccurredAt: t0},
-			{ID: "2", UserID: "u", AgentID: "planner", RunID: "r2", Type: "semantic", Tags: []string{"work"}, Text: "billing service runs on postgres", OccurredAt: t0.Add(hour)},
-			{ID: "3", UserID: "u", AgentID: "coder", RunID: "r1", Type: "working", Tags: []string{"home"}, Text: "billing address changed", OccurredAt: t0.Add(2 * hour)},
+			{ID: "1", UserID: "u", AgentID: "planner", RunID: "r1", Type: "episodic", Tags: []string{"work", "urgent"}, Text: "deploy the billing service"},
+			{ID: "2", UserID: "u", AgentID: "planner", RunID: "r2", Type: "semantic", Tags: []string{"work"}, Text: "billing service runs on postgres"},
+			{ID: "3", UserID: "u", AgentID: "coder", RunID: "r1", Type: "working", Tags: []string{"home"}, Text: "billing address changed"},
 			{ID: "4", UserID: "u", AgentID: "coder", RunID: "r3", Type: "episodic", Text: "billing dispute resolved"},
-			{ID: "x", UserID: "other", AgentID: "planner", RunID: "r1", Type: "episodic", Tags: []string{"work"}, Text: "billing", OccurredAt: t0},
+			{ID: "x", UserID: "other", AgentID: "planner", RunID: "r1", Type: "episodic", Tags: []string{"work"}, Text: "billing"},
 		})
 		base := Query{UserID: "u", Text: "billing", K: 10}
 		for _, tc := range []struct {
@@ -90,11 +88,11 @@ func TestFilters(t *testing.T) {
 			{"run", func(q *Query) { q.RunID = "r1" }, []string{"1", "3"}},
 			{"one tag", func(q *Query) { q.Tags = []string{"work"} }, []string{"1", "2"}},
 			{"tags are AND", func(q *Query) { q.Tags = []string{"work", "urgent"} }, []string{"1"}},
-			{"from inclusive", func(q *Query) { q.From = t0.Add(hour) }, []string{"2", "3"}},
-			{"to exclusive", func(q *Query) { q.To = t0.Add(hour) }, []string{"1"}},
-			{"window", func(q *Query) { q.From, q.To = t0, t0.Add(2*hour) }, []string{"1", "2"}},
+			{"keep", func(q *Query) { q.Keep = func(id string) bool { return id != "2" } }, []string{"1", "3", "4"}},
+			{"keep nothing", func(q *Query) { q.Keep = func(string) bool { return false } }, nil},
 			{"combined", func(q *Query) {
-				q.AgentID, q.Tags, q.Types, q.From = "planner", []string{"work"}, []string{"semantic", "episodic"}, t0.Add(time.Minute)
+				q.AgentID, q.Tags, q.Types = "planner", []string{"work"}, []string{"semantic", "episodic"}
+				q.Keep = func(id string) bool { return id == "2" }
 			}, []string{"2"}},
 			{"no match", func(q *Query) { q.AgentID, q.RunID = "coder", "r2" }, nil},
 		} {
@@ -112,13 +110,13 @@ func TestFilters(t *testing.T) {
 func TestFiltersDoNotChangeScore(t *testing.T) {
 	ix := openTest(t, "", Options{InMemory: true})
 	mustApply(t, ix, []Doc{
-		{ID: "1", UserID: "u", AgentID: "a", Type: "episodic", Tags: []string{"t"}, Text: "red fox jumps", OccurredAt: t0},
-		{ID: "2", UserID: "u", AgentID: "a", Type: "episodic", Tags: []string{"t"}, Text: "a red red barn", OccurredAt: t0},
+		{ID: "1", UserID: "u", AgentID: "a", Type: "episodic", Tags: []string{"t"}, Text: "red fox jumps"},
+		{ID: "2", UserID: "u", AgentID: "a", Type: "episodic", Tags: []string{"t"}, Text: "a red red barn"},
 		{ID: "3", UserID: "v", Text: "fox"},
 	})
 	plain := mustSearch(t, ix, Query{UserID: "u", Text: "red fox"})
 	filtered := mustSearch(t, ix, Query{UserID: "u", Text: "red fox", AgentID: "a", Types: []string{"episodic", "semantic"},
-		Tags: []string{"t"}, From: t0.Add(-time.Hour), To: t0.Add(time.Hour)})
+		Tags: []string{"t"}, Keep: func(string) bool { return true }})
 	if len(plain) != 2 || len(filtered) != 2 {
 		t.Fatalf("plain %v filtered %v", plain, filtered)
 	}
@@ -160,7 +158,6 @@ func TestQueryValidation(t *testing.T) {
 		{Text: "text"},
 		{UserID: "u", Text: "text", K: 51},
 		{UserID: "u", Text: "text", K: -1},
-		{UserID: "u", Text: "text", From: t0, To: t0},
 	} {
 		if _, err := ix.Search(q); !errors.Is(err, ErrInvalid) {
 			t.Errorf("Search(%+v): %v; want ErrInvalid", q, err)
@@ -184,4 +181,34 @@ func TestKLimit(t *testing.T) {
 	if n := len(mustSearch(t, ix, Query{UserID: "u", Text: "apple", K: 7})); n != 7 {
 		t.Errorf("K=7 gave %d hits", n)
 	}
+}
+
+// A user alone in the index is searched without the user filter; once another user's document arrives the filter
+// is back, and after that document is deleted it goes again. Every answer holds the user's documents only.
+func TestUserAloneSkipsOnlyANoOpFilter(t *testing.T) {
+	modes(t, func(t *testing.T, ix *Index) {
+		mustApply(t, ix, []Doc{{ID: "a1", UserID: "alice", Text: "green tea in the morning"},
+			{ID: "a2", UserID: "alice", Text: "black tea at night"}})
+		alone := mustSearch(t, ix, Query{UserID: "alice", Text: "tea"})
+		if !sameSet(ids(alone), []string{"a1", "a2"}) {
+			t.Fatalf("alice alone: %v", ids(alone))
+		}
+		mustApply(t, ix, []Doc{{ID: "b1", UserID: "bob", Text: "tea with milk"}})
+		if got := ids(mustSearch(t, ix, Query{UserID: "alice", Text: "tea"})); !sameSet(got, []string{"a1", "a2"}) {
+			t.Fatalf("alice beside bob: %v", got)
+		}
+		if got := ids(mustSearch(t, ix, Query{UserID: "bob", Text: "tea"})); !sameSet(got, []string{"b1"}) {
+			t.Fatalf("bob: %v", got)
+		}
+		mustApply(t, ix, nil, "b1")
+		again := mustSearch(t, ix, Query{UserID: "alice", Text: "tea"})
+		for i := range again {
+			if again[i] != alone[i] {
+				t.Fatalf("alice alone again: %v, want %v (same scores)", again, alone)
+			}
+		}
+		if got := mustSearch(t, ix, Query{UserID: "bob", Text: "tea"}); len(got) != 0 {
+			t.Fatalf("bob after delete: %v", got)
+		}
+	})
 }

@@ -54,6 +54,17 @@ func (q *shapedText) Searcher(ctx context.Context, r index.IndexReader, m mappin
 	if err != nil {
 		return nil, err
 	}
+	if len(rare) == 0 && len(q.filters) == 1 {
+		alone, err := userAlone(ctx, r, q.filters[0])
+		if err != nil {
+			return nil, err
+		}
+		if alone {
+			// The user term would keep every document: the conjunction's leapfrogging would cost a third of the
+			// search for nothing (a user alone in its shard, as in the peer benchmark). Scores are the same.
+			return disjunction(all).Searcher(ctx, r, m, options)
+		}
+	}
 	cands := q.filters
 	if len(rare) > 0 {
 		cands = append([]query.Query{disjunction(rare)}, q.filters...)
@@ -116,6 +127,24 @@ func (q *shapedText) shape(ctx context.Context, r index.IndexReader, terms []str
 		rare = nil // nothing common: the plain disjunction is already the cheap query
 	}
 	return terms, rare, nil
+}
+
+// userAlone reports whether the user term f matches every document of the snapshot.
+func userAlone(ctx context.Context, r index.IndexReader, f query.Query) (bool, error) {
+	t, ok := f.(*query.TermQuery)
+	if !ok || t.FieldVal != fieldUserID {
+		return false, nil
+	}
+	n, err := r.DocCount()
+	if err != nil {
+		return false, err
+	}
+	tfr, err := r.TermFieldReader(ctx, []byte(t.Term), fieldUserID, false, false, false)
+	if err != nil {
+		return false, err
+	}
+	df := tfr.Count()
+	return df == n, tfr.Close()
 }
 
 // disjunction is what bleve's OR match query builds: term queries on the text field, min 1.

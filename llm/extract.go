@@ -39,19 +39,24 @@ func (o ExtractorOptions) withDefaults() ExtractorOptions {
 	if o.Timeout == 0 {
 		o.Timeout = defaultExtractTimeout
 	}
-	if o.BreakerFailures == 0 {
-		o.BreakerFailures = defaultBreakerFailures
-	}
-	if o.BreakerCooldown == 0 {
-		o.BreakerCooldown = defaultBreakerCooldown
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
+	fallbackDefaults(&o.BreakerFailures, &o.BreakerCooldown, &o.Logger, &o.Now)
 	return o
+}
+
+// fallbackDefaults fills the settings the extractor and the reranker share: the breaker, the log, the clock.
+func fallbackDefaults(failures *int, cooldown *time.Duration, log **slog.Logger, now *func() time.Time) {
+	if *failures == 0 {
+		*failures = defaultBreakerFailures
+	}
+	if *cooldown == 0 {
+		*cooldown = defaultBreakerCooldown
+	}
+	if *log == nil {
+		*log = slog.New(slog.DiscardHandler)
+	}
+	if *now == nil {
+		*now = time.Now
+	}
 }
 
 // Validate reports the first invalid field, after defaults are applied.

@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memcluster/memcluster/fulltext"
 	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/storage"
 )
@@ -56,20 +58,28 @@ func (c *corpus) text(n int) string {
 // loadShard fills one shard with n memories of one user (and n/10 of other users), through the state machine in
 // batches, as replicas receive them.
 func loadShard(b *testing.B, n int, c *corpus) *fixture {
-	f := newFixture(b)
+	f := newFixtureWith(b, diskText(b))
+	putMemories(b, f, c, n+n/10, func(i int) string {
+		if i >= n {
+			return fmt.Sprintf("other-%d", i%50)
+		}
+		return "heavy"
+	})
+	return f
+}
+
+// putMemories puts n memories through f's state machine in batches of 500, the i-th of user(i), and waits until
+// they are searchable.
+func putMemories(b *testing.B, f *fixture, c *corpus, n int, user func(i int) string) {
 	ctx := context.Background()
 	const batch = 500
-	for start := 0; start < n+n/10; start += batch {
+	for start := 0; start < n; start += batch {
 		ms := make([]memory.Memory, 0, batch)
 		texts := make([]string, 0, batch)
-		for i := start; i < min(start+batch, n+n/10); i++ {
-			user := "heavy"
-			if i >= n {
-				user = fmt.Sprintf("other-%d", i%50)
-			}
+		for i := start; i < min(start+batch, n); i++ {
 			t := c.text(8 + c.r.IntN(20))
 			texts = append(texts, t)
-			ms = append(ms, memory.Memory{ID: f.ids.New(t0.Add(time.Duration(i) * time.Minute)), UserID: user,
+			ms = append(ms, memory.Memory{ID: f.ids.New(t0.Add(time.Duration(i) * time.Minute)), UserID: user(i),
 				Type: memory.Episodic, Text: t, OccurredAt: t0.Add(time.Duration(i) * time.Minute)})
 		}
 		vecs, _ := f.emb.Embed(ctx, texts)
@@ -86,7 +96,9 @@ func loadShard(b *testing.B, n int, c *corpus) *fixture {
 	if err := f.idx.WaitIndexed(ctx, f.fsm.AppliedIndex()); err != nil {
 		b.Fatal(err)
 	}
-	return f
+	if ix, ok := f.idx.text.(*fulltext.Index); ok {
+		ix.WaitPersisted()
+	}
 }
 
 // BenchmarkShardSearch is the shard-side hybrid search (the query embedding is computed outside the timed part)
@@ -101,12 +113,45 @@ func BenchmarkShardSearch(b *testing.B) {
 	}
 }
 
+// tenantOthers is the shard BenchmarkTenantIndependence fills around the small user: memories of how many users.
+var tenantOthers = flag.String("tenant-others", "200000/2000", "memories/users of other tenants beside the small user")
+
+// BenchmarkTenantIndependence searches a user with 200 memories in a shard that holds nothing else and in one that
+// also holds -tenant-others (default 200,000 memories of 2,000 users), the small user's memories interleaved
+// with theirs as writes arrive. The aim: the second within 1.2 × the first, p50 and p99.
+func BenchmarkTenantIndependence(b *testing.B) {
+	var others, users int
+	if _, err := fmt.Sscanf(*tenantOthers, "%d/%d", &others, &users); err != nil || users < 1 {
+		b.Fatalf("-tenant-others %q: want memories/users", *tenantOthers)
+	}
+	const small = 200
+	for _, n := range []int{0, others} {
+		b.Run(fmt.Sprintf("others=%d/users=%d", n, users), func(b *testing.B) {
+			c := newCorpus(1, true)
+			f := newFixtureWith(b, diskText(b))
+			every := (n + small) / small
+			putMemories(b, f, c, n+small, func(i int) string {
+				if i%every == 0 && i/every < small {
+					return "small"
+				}
+				return fmt.Sprintf("other-%d", i%users)
+			})
+			benchSearchUser(b, f, c, "small")
+		})
+	}
+}
+
 func benchShardSearch(b *testing.B, n int, zipf bool) {
 	c := newCorpus(1, zipf)
-	f := loadShard(b, n, c)
+	benchSearchUser(b, loadShard(b, n, c), c, "heavy")
+}
+
+// benchSearchUser times f's shard-side search (the query embedded outside the timed part) for user and reports
+// p50 and p99.
+func benchSearchUser(b *testing.B, f *fixture, c *corpus, user string) {
 	queries := make([]Query, 64)
 	for i := range queries {
-		q := NewQuery("heavy", c.text(3))
+		q := NewQuery(user, c.text(3))
 		vecs, _ := f.emb.Embed(context.Background(), []string{q.Text})
 		q.Vector, q.EmbedModel = vecs[0], f.emb.Fingerprint()
 		queries[i] = q

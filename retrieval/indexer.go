@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,20 +27,22 @@ type textFeeder struct {
 	closed  bool
 	lingerD atomic.Int64 // current linger, nanoseconds
 	kick    chan struct{}
+	urgent  chan struct{} // a reader waits or the feeder closes: cut the linger short
 	done    chan struct{}
 }
 
 // How long an update waits for company before it is indexed when no reader is waiting for it (a reader that
 // needs it, waitIndexed, cuts the wait short). Followers answer only stale reads, so they batch much more: bleve's
-// cost is mostly per batch (a segment each, then merges), and every replica indexes every write.
+// cost is mostly per batch (a segment each, its term dictionaries, then merges), and every replica indexes every
+// write. Under 64 writing clients bleve was a third of the cluster's CPU with 250 ms on leaders (docs/benchmarks.md).
 const (
-	feederLinger         = 250 * time.Millisecond
-	followerFeederLinger = 2 * time.Second
+	feederLinger         = time.Second
+	followerFeederLinger = 5 * time.Second
 )
 
 func newTextFeeder(text TextIndex, indexed uint64, fail func(error)) *textFeeder {
 	f := &textFeeder{text: text, fail: fail, indexed: indexed, pending: indexed,
-		kick: make(chan struct{}, 1), done: make(chan struct{})}
+		kick: make(chan struct{}, 1), urgent: make(chan struct{}, 1), done: make(chan struct{})}
 	f.lingerD.Store(int64(followerFeederLinger))
 	f.cond = sync.NewCond(&f.mu)
 	go f.run()
@@ -48,6 +51,22 @@ func newTextFeeder(text TextIndex, indexed uint64, fail func(error)) *textFeeder
 
 func (f *textFeeder) add(applied uint64, puts []fulltext.Doc, dels []string) {
 	f.mu.Lock()
+	// Within one accumulation the later change of an id wins, whatever order apply writes puts and deletes in:
+	// a forgotten user imported again (same ids) must end indexed, a memory put and then deleted must end deleted.
+	if len(puts) > 0 && len(f.dels) > 0 {
+		put := make(map[string]bool, len(puts))
+		for _, d := range puts {
+			put[d.ID] = true
+		}
+		f.dels = slices.DeleteFunc(f.dels, func(id string) bool { return put[id] })
+	}
+	if len(dels) > 0 && len(f.puts) > 0 {
+		del := make(map[string]bool, len(dels))
+		for _, id := range dels {
+			del[id] = true
+		}
+		f.puts = slices.DeleteFunc(f.puts, func(d fulltext.Doc) bool { return del[d.ID] })
+	}
 	f.puts = append(f.puts, puts...)
 	f.dels = append(f.dels, dels...)
 	f.pending = max(f.pending, applied)
@@ -85,38 +104,52 @@ func (f *textFeeder) run() {
 // feederChunk bounds one bleve batch (bleve's own limit is 4096 operations).
 const feederChunk = 2048
 
-// apply writes what accumulated in bounded chunks; the applied-index marker goes with the last chunk only, so a
-// crash between chunks leaves the marker behind and the next open re-feeds from Pebble.
+// apply writes what accumulated (applyChunked).
 func (f *textFeeder) apply(puts []fulltext.Doc, dels []string, upto uint64) error {
+	return applyChunked(f.text, puts, dels, upto)
+}
+
+// applyChunked writes puts and dels in bounded chunks; the applied-index marker goes with the last chunk only, so a
+// crash between chunks leaves the marker behind and the next open re-feeds from Pebble. No id may be in both.
+func applyChunked(text TextIndex, puts []fulltext.Doc, dels []string, upto uint64) error {
 	for len(puts)+len(dels) > feederChunk {
 		var p []fulltext.Doc
 		var d []string
-		// Puts before deletes: ids are never reused, so a memory put and deleted within one accumulation must
-		// end deleted.
 		if len(puts) > 0 {
 			n := min(len(puts), feederChunk)
 			p, puts = puts[:n], puts[n:]
 		} else {
 			d, dels = dels[:feederChunk], dels[feederChunk:]
 		}
-		if err := f.text.ApplyWithMarkers(p, d, nil); err != nil {
+		if err := text.ApplyWithMarkers(p, d, nil); err != nil {
 			return err
 		}
 	}
-	return f.text.ApplyWithMarkers(puts, dels, map[string][]byte{markerApplied: u64(upto)})
+	return text.ApplyWithMarkers(puts, dels, map[string][]byte{markerApplied: u64(upto)})
 }
 
-// linger waits up to feederLinger for more updates, unless a reader is waiting or the feeder is closing.
+// linger waits up to the role's linger for more updates, unless a reader is waiting or the feeder is closing.
+// A stale wake-up left in urgent only ends one linger early.
 func (f *textFeeder) linger() {
-	deadline := time.Now().Add(time.Duration(f.lingerD.Load()))
-	for time.Now().Before(deadline) {
-		f.mu.Lock()
-		urgent := f.waiters > 0 || f.closed
-		f.mu.Unlock()
-		if urgent {
-			return
-		}
-		time.Sleep(2 * time.Millisecond)
+	f.mu.Lock()
+	urgent := f.waiters > 0 || f.closed
+	f.mu.Unlock()
+	if urgent {
+		return
+	}
+	t := time.NewTimer(time.Duration(f.lingerD.Load()))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-f.urgent:
+	}
+}
+
+// hurry ends the current linger.
+func (f *textFeeder) hurry() {
+	select {
+	case f.urgent <- struct{}{}:
+	default:
 	}
 }
 
@@ -147,6 +180,7 @@ func (f *textFeeder) waitIndexed(ctx context.Context, idx uint64) error {
 	defer stop()
 	f.waiters++
 	defer func() { f.waiters-- }()
+	f.hurry()
 	for f.indexed < idx && ctx.Err() == nil && !f.closed {
 		select {
 		case f.kick <- struct{}{}:
@@ -166,6 +200,7 @@ func (f *textFeeder) close() {
 	}
 	f.closed = true
 	f.mu.Unlock()
+	f.hurry()
 	// Non-blocking: if a kick is already pending the feeder will see closed when it takes it, and if the feeder
 	// already saw closed and returned, a blocking send into a full buffer would wait forever.
 	select {

@@ -73,3 +73,26 @@ func TestWaitIndexedFlushesAtOnce(t *testing.T) {
 		t.Fatalf("wait for an index without changes: %v", err)
 	}
 }
+
+// An id deleted and put again (a forgotten user imported with the same ids) ends indexed, and one put and then
+// deleted ends deleted, however the changes fall into the feeder's batches.
+func TestFeederLaterChangeWins(t *testing.T) {
+	text := memText(t)
+	f := newTextFeeder(text, 0, func(err error) { t.Error(err) })
+	defer f.close()
+	doc := func(id string) []fulltext.Doc {
+		return []fulltext.Doc{{ID: id, UserID: "u", Type: "episodic", Text: "a tram ride in Lisbon"}}
+	}
+	f.add(1, doc("back"), nil)
+	f.add(2, nil, []string{"back"})
+	f.add(3, doc("back"), nil)
+	f.add(4, doc("gone"), nil)
+	f.add(5, nil, []string{"gone"})
+	if err := f.waitIndexed(context.Background(), 5); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := text.Search(fulltext.Query{UserID: "u", Text: "lisbon", K: 5})
+	if err != nil || len(hits) != 1 || hits[0].ID != "back" {
+		t.Fatalf("want only the re-put doc, got %v %v", hits, err)
+	}
+}

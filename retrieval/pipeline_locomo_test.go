@@ -19,7 +19,8 @@ import (
 
 // BenchmarkPipelineLoCoMo is the tuning and evaluation harness of the pipeline mode on a LoCoMo file read by path
 // (the data is never copied here): MEMCLUSTER_LOCOMO names the file (default: the dev split under ../shared/data);
-// MEMCLUSTER_LOCOMO_CONVS (comma-separated sample ids) restricts the conversations. A measurement tool, so a
+// MEMCLUSTER_LOCOMO_CONVS (comma-separated sample ids) restricts the conversations; MEMCLUSTER_LOCOMO_MISSES names a
+// variant whose questions with evidence missing from the top 10 are logged. A measurement tool, so a
 // benchmark, run on demand with -bench. It prints recall@5/10 per category for the
 // reference hybrid, BM25 alone and the pipeline variants of pipelineVariants.
 func BenchmarkPipelineLoCoMo(b *testing.B) {
@@ -76,7 +77,11 @@ func BenchmarkPipelineLoCoMo(b *testing.B) {
 				for i, r := range res {
 					ranked[i] = dia[r.Memory.ID]
 				}
-				means.Add(eval.RecallAtKs(qa.Evidence, ranked, ks), "all", "c"+strconv.Itoa(qa.Category))
+				rec := eval.RecallAtKs(qa.Evidence, ranked, ks)
+				means.Add(rec, "all", "c"+strconv.Itoa(qa.Category))
+				if os.Getenv("MEMCLUSTER_LOCOMO_MISSES") == name && rec[1] < 1 {
+					t.Logf("MISS c%d %q evidence %v got %v plan %+v", qa.Category, qa.Question, qa.Evidence, ranked, res[0].Plan)
+				}
 			}
 		}
 		line := fmt.Sprintf("%-34s", name)
@@ -109,8 +114,22 @@ func pipelineVariants() []variant {
 		vs = append(vs, variant{name, p})
 	}
 	d.Fusion = "linear"
+	for _, w := range []float64{0, 0.1, 0.2} {
+		for _, n := range []int{2, 3, 5} {
+			with(fmt.Sprintf("episode %.2f top %d", w, n), func(p *PipelineParams) { p.EpisodeSupport, p.EpisodeTop = w, n })
+		}
+	}
 	with("rrf fusion", func(p *PipelineParams) { p.Fusion, p.VectorWeight, p.TextWeight = "rrf", 0.3, 0.7 })
 	with("no actor factor", func(p *PipelineParams) { p.ActorBoost = 0 })
 	with("no neighbours", func(p *PipelineParams) { p.Spread = 0 })
+	with("feedback 10 docs", func(p *PipelineParams) { p.FeedbackDocs = 10 })
+	with("no time factor", func(p *PipelineParams) { p.TimeBoost = 0 })
+	with("no reply share", func(p *PipelineParams) { p.ReplyShare = 0 })
+	with("factors not on context", func(p *PipelineParams) { p.ContextActor = false })
+	with("share 0.3", func(p *PipelineParams) { p.Share = 0.3 })
+	with("reply share 0.8", func(p *PipelineParams) { p.ReplyShare = 0.8 })
+	with("actor 0.4", func(p *PipelineParams) { p.ActorBoost = 0.4 })
+	with("time 0.5", func(p *PipelineParams) { p.TimeBoost = 0.5 })
+	with("drop time terms", func(p *PipelineParams) { p.KeepTimeTerms = false })
 	return vs
 }

@@ -145,3 +145,77 @@ func (f *fixture) delete(user, id string) {
 	f.n++
 	f.fsm.Apply(&raft.Log{Index: f.n, Term: 1, Type: raft.LogCommand, Data: cmd})
 }
+
+func TestPipelineScoresAbsolute(t *testing.T) {
+	f := newFixture(t)
+	question, _, _ := putEpisodes(f)
+	res := f.search(pipelineQuery("paragliding over the valley"))
+	if len(res) == 0 || res[0].Memory.ID != question.ID || res[0].Score < 0.8 || res[0].Score > 1 {
+		t.Fatalf("a full match does not score high: %+v", res)
+	}
+	for _, r := range res[1:] {
+		if r.Score > res[0].Score {
+			t.Fatalf("order broken by calibration: %+v", res)
+		}
+	}
+	// A query about nothing stored: BM25 finds nothing, the vector side some weak neighbours. With the default
+	// floor nothing comes back; without it, whatever comes back scores low.
+	q := pipelineQuery("quantum chromodynamics lecture notes")
+	for _, r := range f.search(q) {
+		if r.Score >= DefaultMinScore {
+			t.Fatalf("unrelated memory scores %.3f: %q", r.Score, r.Memory.Text)
+		}
+	}
+	q.MinScore = DefaultMinScore
+	if res := f.search(q); len(res) != 0 {
+		t.Fatalf("query about nothing stored returned %d results at the default floor", len(res))
+	}
+}
+
+func TestPipelineTimeFactor(t *testing.T) {
+	f := newFixture(t)
+	_, answer, otherDay := putEpisodes(f)
+	day2 := otherDay.OccurredAt.UTC().Format("January 2, 2006")
+	res := f.search(pipelineQuery("What did Mira say about her cousin on " + day2 + "?"))
+	if len(res) == 0 || res[0].Memory.ID != otherDay.ID || res[0].Plan.Time == nil {
+		t.Fatalf("the memory of the day the query names is not first: %+v", res)
+	}
+	// Without a date the older, longer match about the cousin is as good: the factor, not the words, decided.
+	res = f.search(pipelineQuery("What did Mira say about her cousin?"))
+	if len(res) < 2 || res[0].Plan.Time != nil || !slices.ContainsFunc(res[:2], func(r Result) bool { return r.Memory.ID == answer.ID }) {
+		t.Fatalf("plan or order without a date: %+v", res)
+	}
+}
+
+// A memory whose episode matches the query in other turns too outranks the same words said alone: the
+// episode support, not the neighbour share (off here), decides.
+func TestPipelineEpisodeSupport(t *testing.T) {
+	defer func() { pipelineParams = DefaultPipelineParams }()
+	for _, on := range []bool{false, true} {
+		p := DefaultPipelineParams
+		p.Spread = 0
+		if !on {
+			p.EpisodeSupport = 0
+		}
+		pipelineParams = p
+		f := newFixture(t)
+		day1, day3 := t0, t0.Add(48*time.Hour)
+		f.put(memory.Memory{UserID: "u", Text: "Oskar: the tomatoes in the greenhouse ripened", OccurredAt: day1})
+		inEpisode := f.put(memory.Memory{UserID: "u", Text: "Mira: I planted tomatoes", OccurredAt: day1})
+		f.put(memory.Memory{UserID: "u", Text: "Oskar: green tomatoes make a good chutney", OccurredAt: day1})
+		alone := f.put(memory.Memory{UserID: "u", Text: "Mira: I planted tomatoes", OccurredAt: day3})
+		var got []string
+		for _, r := range f.search(pipelineQuery("planted tomatoes")) {
+			if r.Memory.ID == inEpisode.ID || r.Memory.ID == alone.ID {
+				got = append(got, r.Memory.ID)
+			}
+		}
+		want := []string{alone.ID, inEpisode.ID} // a tie: the later id first
+		if on {
+			want = []string{inEpisode.ID, alone.ID}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("support %v: order %v, want %v", on, got, want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package retrieval
 import (
 	"slices"
 	"strings"
+	"time"
 )
 
 // Plan is what the pipeline understood of a query, shown with the results.
@@ -15,6 +16,11 @@ type Plan struct {
 	TextQuery string `json:"text_query"`
 	// Fusion names how the two sides were combined.
 	Fusion string `json:"fusion"`
+	// Time is the period the query names (its first time expression, read in UTC against the query's now):
+	// memories inside it are favoured.
+	Time *TimeRange `json:"time,omitempty"`
+	// Expansion are the words the best first-pass hits added to a second BM25 query (feedback).
+	Expansion []string `json:"expansion,omitempty"`
 }
 
 // stopWords are English function and question words: they carry no topic. Lower case.
@@ -43,7 +49,13 @@ func queryTerms(text string) []string {
 
 // planLocked analyses q against what the user's memories know; the caller holds ShardIndex.mu for reading.
 func (s *ShardIndex) planLocked(q *Query, p *PipelineParams) Plan {
-	pl := Plan{Terms: queryTerms(q.Text), Fusion: p.Fusion}
+	pl := Plan{Fusion: p.Fusion}
+	rest, tr := blankTimeExprs(q.Text, q.Now, time.UTC)
+	pl.Time = tr
+	if p.KeepTimeTerms {
+		rest = q.Text
+	}
+	pl.Terms = queryTerms(rest)
 	tl := s.tl.users[q.UserID]
 	named := map[string]bool{}
 	if tl != nil {

@@ -79,19 +79,8 @@ type QueryPlan struct {
 // the same inputs give the same plan.
 func PlanQuery(query string, now time.Time, known KnownEntities) QueryPlan {
 	p := QueryPlan{Query: query}
-	// The first time expression is the plan's range. It and any later ones ("on Friday, March 6") are blanked
-	// out (same length, so offsets hold) before looking for names and terms: "March" is neither.
-	rest := query
-	for range maxTimeExprs {
-		tr, i, ok := findTimeRange(rest, now, nil)
-		if !ok {
-			break
-		}
-		if p.Time == nil {
-			p.Time = &tr
-		}
-		rest = rest[:i] + strings.Repeat(" ", len(tr.Expr)) + rest[i+len(tr.Expr):]
-	}
+	rest, tr := blankTimeExprs(query, now, nil)
+	p.Time = tr
 	toks := nameTokens(rest)
 	p.Intent, p.Cues = classify(nameTokens(query), p.Time != nil)
 	p.Entities = findEntities(rest, toks, known)
@@ -102,6 +91,23 @@ func PlanQuery(query string, now time.Time, known KnownEntities) QueryPlan {
 	}
 	p.Memories = slices.Clone(intentMemories[p.Intent])
 	return p
+}
+
+// blankTimeExprs finds the query's time expressions: the first is the query's range, and all of them are
+// blanked out (same length, so offsets hold) before looking for names and terms: "March" is neither.
+func blankTimeExprs(query string, now time.Time, loc *time.Location) (rest string, first *TimeRange) {
+	rest = query
+	for range maxTimeExprs {
+		tr, i, ok := findTimeRange(rest, now, loc)
+		if !ok {
+			break
+		}
+		if first == nil {
+			first = &tr
+		}
+		rest = rest[:i] + strings.Repeat(" ", len(tr.Expr)) + rest[i+len(tr.Expr):]
+	}
+	return rest, first
 }
 
 // WithRun returns the plan for a query made inside run runID: working memory is read first. An empty runID

@@ -51,7 +51,8 @@ type Query struct {
 	CandidateMultiplier int           `json:"candidate_multiplier"`
 	RecencyHalfLife     time.Duration `json:"recency_half_life,omitempty"`
 	Now                 time.Time     `json:"now,omitzero"` // reference time for recency, decided by the coordinator
-	// Mode is ModeHybrid (the reference fusion above; "" means it) or ModePipeline (pipeline.go).
+	// Mode is ModeHybrid (the reference fusion above; "" means it here) or ModePipeline (pipeline.go). The
+	// server fills DefaultMode when a request names none.
 	Mode string `json:"mode,omitempty"`
 }
 
@@ -60,6 +61,15 @@ const (
 	ModeHybrid   = "hybrid"
 	ModePipeline = "pipeline"
 )
+
+// DefaultMode is the mode of a request that names none: the pipeline, the best measured (DESIGN.md), for one
+// user's memories; hybrid for a query across users, since the pipeline works within one user's timeline.
+func DefaultMode(allUsers bool) string {
+	if allUsers {
+		return ModeHybrid
+	}
+	return ModePipeline
+}
 
 // Result is one hit with the parts of its score.
 type Result struct {
@@ -73,6 +83,8 @@ type Result struct {
 	Context float64 `json:"context,omitempty"`
 	Actor   float64 `json:"actor,omitempty"`
 	Plan    *Plan   `json:"plan,omitempty"`
+	// Rerank is the rerank model's score when one ordered the results (the server's optional reranker).
+	Rerank *float64 `json:"rerank,omitempty"`
 }
 
 // NewQuery returns a query with the reference defaults.

@@ -8,3 +8,10 @@ func (s *ShardIndex) SetLeader(leader bool) {
 	s.mu.RUnlock()
 	f.setLeader(leader)
 }
+
+// Memories is how many memory records the indexes hold (every record of the shard once loaded).
+func (s *ShardIndex) Memories() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.attrs)
+}

@@ -52,19 +52,31 @@ func (s *ShardIndex) candidates(ctx context.Context, q *Query, text string, cand
 		wg.Go(func() { vecHits = s.vec.Search(q.UserID, q.Vector, cand, s.filter(q)) })
 	}
 	if useText {
-		textHits, err = s.text.SearchContext(ctx, fulltext.Query{UserID: q.UserID, Text: text, K: cand,
-			Types: typeStrings(q.Types), AgentID: q.AgentID, RunID: q.RunID, Tags: q.Tags, From: q.From, To: q.To})
-		if errors.Is(err, fulltext.ErrEmptyQuery) {
-			err = nil
-		}
-		// bleve knows the plain filters but not scope or fact status: those are checked on every text hit, so
-		// that a group session can never receive a private memory by way of BM25.
-		if keep := s.filter(q); keep != nil && (q.SharedOnly || q.Archive || s.anyHidden.Load()) {
-			textHits = slices.DeleteFunc(textHits, func(h fulltext.Hit) bool { return !keep(h.ID) })
-		}
+		textHits, err = s.textSearch(ctx, q, text, cand)
 	}
 	wg.Wait()
 	return vecHits, textHits, err
+}
+
+// textSearch runs BM25 for text under q's filters. bleve does not index occurred_at (every replica would pay
+// 16 numeric terms per memory, nearly half of its indexing cost: fulltext/DESIGN.md), so a time range is checked
+// on each BM25 candidate against the in-memory attributes, before bleve ranks it.
+func (s *ShardIndex) textSearch(ctx context.Context, q *Query, text string, cand int) ([]fulltext.Hit, error) {
+	fq := fulltext.Query{UserID: q.UserID, Text: text, K: cand,
+		Types: typeStrings(q.Types), AgentID: q.AgentID, RunID: q.RunID, Tags: q.Tags}
+	if !q.From.IsZero() || !q.To.IsZero() {
+		fq.Keep = s.filter(q)
+	}
+	hits, err := s.text.SearchContext(ctx, fq)
+	if errors.Is(err, fulltext.ErrEmptyQuery) {
+		err = nil
+	}
+	// bleve knows the plain filters but not scope or fact status: those are checked on every text hit, so
+	// that a group session can never receive a private memory by way of BM25.
+	if keep := s.filter(q); keep != nil && (q.SharedOnly || q.Archive || s.anyHidden.Load()) {
+		hits = slices.DeleteFunc(hits, func(h fulltext.Hit) bool { return !keep(h.ID) })
+	}
+	return hits, err
 }
 
 // scored is a candidate before its record is read.

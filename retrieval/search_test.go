@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/memcluster/memcluster/embed"
+	"github.com/memcluster/memcluster/fulltext"
 	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/storage"
 	"github.com/memcluster/memcluster/vector"
@@ -28,7 +29,21 @@ type fixture struct {
 	n   uint64
 }
 
-func newFixture(t testing.TB) *fixture {
+func newFixture(t testing.TB) *fixture { return newFixtureWith(t, memText(t)) }
+
+// diskText is the full-text index as memnode opens it: on disk, NoSync. Benchmarks use it: an in-memory scorch
+// index never merges its segments (no persister runs), so a large one is searched over hundreds of segments.
+func diskText(t testing.TB) *fulltext.Index {
+	t.Helper()
+	ix, err := fulltext.Open(t.TempDir(), fulltext.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix
+}
+
+func newFixtureWith(t testing.TB, text TextIndex) *fixture {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	db, err := storage.Open("db", storage.Options{FS: vfs.NewMem(), Logger: log})
@@ -40,7 +55,7 @@ func newFixture(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx, err := OpenShardIndex(0, db, vector.New(emb.Dim()), memText(t), emb.Fingerprint(), log)
+	idx, err := OpenShardIndex(0, db, vector.New(emb.Dim()), text, emb.Fingerprint(), log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,6 +166,23 @@ func TestFiltersAndMinScore(t *testing.T) {
 	q.MinScore = 0.99
 	if res := f.search(q); len(res) != 0 {
 		t.Fatalf("min score 0.99 kept %d", len(res))
+	}
+}
+
+// The BM25 side checks a time range before it ranks (occurred_at is not in bleve): the one memory in range is
+// found even when many better BM25 matches outside it would fill the candidates.
+func TestTextSideKeepsTimeRangeBeforeRanking(t *testing.T) {
+	f := newFixture(t)
+	for i := range 20 {
+		f.put(memory.Memory{UserID: "u", Text: "kayak kayak kayak", OccurredAt: t0.AddDate(-1, 0, -i)})
+	}
+	in := f.put(memory.Memory{UserID: "u", Text: "a kayak trip on a long and windy river in the north", OccurredAt: t0})
+	q := NewQuery("u", "kayak")
+	q.VectorWeight, q.TextWeight, q.MinScore, q.K, q.CandidateMultiplier = 0, 1, 0, 1, 1
+	q.From, q.To = t0.AddDate(0, -1, 0), t0.AddDate(0, 1, 0)
+	res := f.search(q)
+	if len(res) != 1 || res[0].Memory.ID != in.ID {
+		t.Fatalf("time-bounded BM25 search: %+v", res)
 	}
 }
 

@@ -30,6 +30,8 @@ type TextIndex interface {
 	ApplyWithMarkers(put []fulltext.Doc, del []string, markers map[string][]byte) error
 	SearchContext(ctx context.Context, q fulltext.Query) ([]fulltext.Hit, error)
 	Marker(key string) ([]byte, error)
+	UserIDs(user string) ([]string, error)
+	IDs() ([]string, error)
 	Close() error
 }
 
@@ -37,6 +39,7 @@ type TextIndex interface {
 type Records interface {
 	GetMemory(shard uint32, user, id string) (memory.Memory, error)
 	ScanShard(shard uint32, fn func(memory.Memory) bool) error
+	ScanUser(shard uint32, user string, fn func(memory.Memory) bool) error
 	Applied(shard uint32) (index, term uint64, err error)
 }
 
@@ -62,6 +65,7 @@ type ShardIndex struct {
 	vec   VectorIndex
 	text  TextIndex
 	model string // embedding fingerprint: only vectors of this model are searchable
+	tail  TailReader
 	log   *slog.Logger
 
 	mu    sync.RWMutex
@@ -73,28 +77,55 @@ type ShardIndex struct {
 	anyHidden atomic.Bool
 }
 
-// OpenShardIndex wires the indexes of a shard and brings them up to date with its records.
+// ShardIndexOptions configures OpenShardIndexWith. Shard, Records, Vectors and Text are required.
+type ShardIndexOptions struct {
+	Shard   uint32
+	Records Records
+	Vectors VectorIndex
+	Text    TextIndex
+	Model   string       // embedding fingerprint: only vectors of this model are searchable
+	Logger  *slog.Logger // default: discard
+	// Tail, when set, lets an open whose full-text marker is behind the records re-feed only the memories that
+	// the raft log entries in between touched. Without it, or when it cannot vouch for that range, bleve is
+	// re-fed from every record of the shard.
+	Tail TailReader
+}
+
+// OpenShardIndex wires the indexes of a shard and brings them up to date with its records (no raft log tail:
+// a full-text index behind its records is re-fed in full).
 func OpenShardIndex(shard uint32, db Records, vec VectorIndex, text TextIndex, model string, log *slog.Logger) (*ShardIndex, error) {
-	s := &ShardIndex{shard: shard, db: db, vec: vec, text: text, model: model, log: log.With("shard", shard),
-		attrs: map[string]*attrs{}, tl: newTimelines()}
-	if err := s.load(); err != nil {
-		return nil, fmt.Errorf("load indexes of shard %d: %w", shard, err)
+	return OpenShardIndexWith(ShardIndexOptions{Shard: shard, Records: db, Vectors: vec, Text: text, Model: model, Logger: log})
+}
+
+// OpenShardIndexWith wires the indexes of a shard and brings them up to date with its records.
+func OpenShardIndexWith(o ShardIndexOptions) (*ShardIndex, error) {
+	if o.Records == nil || o.Vectors == nil || o.Text == nil {
+		return nil, fmt.Errorf("%w: shard index needs records, vectors and text", memory.ErrInvalid)
 	}
-	applied, _, err := db.Applied(shard)
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &ShardIndex{shard: o.Shard, db: o.Records, vec: o.Vectors, text: o.Text, model: o.Model, tail: o.Tail,
+		log: o.Logger.With("shard", o.Shard), attrs: map[string]*attrs{}, tl: newTimelines()}
+	if err := s.load(); err != nil {
+		return nil, fmt.Errorf("load indexes of shard %d: %w", o.Shard, err)
+	}
+	applied, _, err := s.db.Applied(s.shard)
 	if err != nil {
 		return nil, err
 	}
-	s.feed = newTextFeeder(text, applied, func(err error) {
+	s.feed = newTextFeeder(s.text, applied, func(err error) {
 		// Derived state: the marker stays behind, so the next open re-feeds bleve from Pebble.
 		s.log.Error("full-text index update failed", "err", err)
 	})
 	return s, nil
 }
 
-// load fills the vector index and the attributes from Pebble, and re-feeds bleve when its marker does not match
-// the shard's applied index (a crash lost a suffix of its batches, or it is new).
+// load fills the vector index and the attributes from Pebble, and brings bleve up to the shard's applied index
+// when its marker is behind (a crash lost a suffix of its batches, or it is new): from the raft log's tail when
+// the log vouches for it, else from every record.
 func (s *ShardIndex) load() error {
-	applied, _, err := s.db.Applied(s.shard)
+	applied, term, err := s.db.Applied(s.shard)
 	if err != nil {
 		return err
 	}
@@ -102,9 +133,23 @@ func (s *ShardIndex) load() error {
 	if err != nil {
 		return err
 	}
-	reindex := len(mark) != 8 || binary.BigEndian.Uint64(mark) != applied
-	var docs []fulltext.Doc
 	start := time.Now()
+	reindex := len(mark) != 8 || binary.BigEndian.Uint64(mark) != applied
+	how := "none"
+	if reindex {
+		n, why := 0, "no applied-index marker"
+		if len(mark) == 8 {
+			if n, why, err = s.refeedTail(binary.BigEndian.Uint64(mark), applied, term); err != nil {
+				return err
+			}
+		}
+		if reindex = why != ""; reindex {
+			how = "full: " + why
+		} else {
+			how = fmt.Sprintf("tail of %d memories", n)
+		}
+	}
+	var docs []fulltext.Doc
 	n := 0
 	err = s.db.ScanShard(s.shard, func(m memory.Memory) bool {
 		s.indexVector(m)
@@ -122,12 +167,25 @@ func (s *ShardIndex) load() error {
 		return err
 	}
 	if reindex {
-		if err := s.text.ApplyWithMarkers(docs, nil, map[string][]byte{markerApplied: u64(applied)}); err != nil {
+		if err := s.finishFullFeed(docs, applied); err != nil {
 			return err
 		}
 	}
-	s.log.Info("indexes loaded", "memories", n, "bleve_reindexed", reindex, "took", time.Since(start))
+	s.log.Info("indexes loaded", "memories", n, "bleve_reindexed", how, "took", time.Since(start))
 	return nil
+}
+
+// finishFullFeed writes the last records of a full re-feed and deletes every document the records no longer hold
+// (a delete or forget whose batch the crash lost), with the applied-index marker.
+func (s *ShardIndex) finishFullFeed(docs []fulltext.Doc, applied uint64) error {
+	ids, err := s.text.IDs()
+	if err != nil {
+		return err
+	}
+	s.mu.RLock()
+	stale := slices.DeleteFunc(ids, func(id string) bool { return s.attrs[id] != nil })
+	s.mu.RUnlock()
+	return applyChunked(s.text, docs, stale, applied)
 }
 
 // Index implements storage.Indexer.
@@ -169,7 +227,7 @@ func (s *ShardIndex) Reset() {
 		ids = append(ids, id)
 		s.vec.Delete(a.user, id)
 	}
-	if err := s.text.ApplyWithMarkers(nil, ids, map[string][]byte{markerApplied: u64(0)}); err != nil {
+	if err := s.clearText(ids); err != nil {
 		s.log.Error("clear full-text index", "err", err)
 	}
 	if err := s.load(); err != nil {
@@ -177,6 +235,22 @@ func (s *ShardIndex) Reset() {
 	}
 	applied, _, _ := s.db.Applied(s.shard)
 	s.feed = newTextFeeder(s.text, applied, s.feed.fail)
+}
+
+// clearText deletes ids from bleve in chunks bleve accepts (a restored shard can hold far more than one batch).
+// The applied marker goes to 0 first, so a crash between chunks makes the next open rebuild the index.
+func (s *ShardIndex) clearText(ids []string) error {
+	if err := s.text.ApplyWithMarkers(nil, nil, map[string][]byte{markerApplied: u64(0)}); err != nil {
+		return err
+	}
+	for len(ids) > 0 {
+		n := min(len(ids), feederChunk)
+		if err := s.text.ApplyWithMarkers(nil, ids[:n], nil); err != nil {
+			return err
+		}
+		ids = ids[n:]
+	}
+	return nil
 }
 
 func (s *ShardIndex) indexVector(m memory.Memory) {
@@ -203,7 +277,7 @@ func (s *ShardIndex) Close() error {
 
 func toDoc(m memory.Memory) fulltext.Doc {
 	return fulltext.Doc{ID: m.ID, UserID: m.UserID, AgentID: m.AgentID, RunID: m.RunID, Type: string(m.Type),
-		Text: m.Text, Tags: m.Tags, Entities: m.Entities, OccurredAt: m.OccurredAt}
+		Text: m.Text, Tags: m.Tags, Entities: m.Entities}
 }
 
 func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }

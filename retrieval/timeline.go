@@ -140,15 +140,22 @@ func (t *timelines) forgetLocked(user, id string) {
 	}
 }
 
+// neighbour is a memory near another in the user's timeline: dist positions away (1 is adjacent), after or
+// before it.
+type neighbour struct {
+	id    string
+	dist  int
+	after bool
+}
+
 // neighbours returns the ids within dist positions of id in the user's timeline that belong to the same
-// episode: no gap of more than gap between consecutive occurred-at times on the way. Index i of the result
-// holds the ids at distance i+1 (up to two: before and after).
-func (tl *timeline) neighbours(id string, dist int, gap time.Duration) [][]string {
+// episode: no gap of more than gap between consecutive occurred-at times on the way.
+func (tl *timeline) neighbours(id string, dist int, gap time.Duration) []neighbour {
 	i, ok := slices.BinarySearch(tl.ids, id)
 	if !ok {
 		return nil
 	}
-	out := make([][]string, dist)
+	var out []neighbour
 	for _, dir := range []int{-1, 1} {
 		prev := tl.entries[id]
 		for d := 1; d <= dist; d++ {
@@ -160,7 +167,7 @@ func (tl *timeline) neighbours(id string, dist int, gap time.Duration) [][]strin
 			if e == nil || prev == nil || absDur(e.occurred.Sub(prev.occurred)) > gap {
 				break
 			}
-			out[d-1] = append(out[d-1], tl.ids[j])
+			out = append(out, neighbour{id: tl.ids[j], dist: d, after: dir > 0})
 			prev = e
 		}
 	}

@@ -61,6 +61,18 @@ func OpenBlobStore(ctx context.Context, rawURL string) (*BlobStore, error) {
 		if dir, err = fileDir(u); err != nil {
 			return nil, err
 		}
+	}
+	b, err := OpenBucket(ctx, u)
+	if err != nil {
+		return nil, fmt.Errorf("open segment store %s://%s: %w", u.Scheme, u.Host, err)
+	}
+	return &BlobStore{bucket: b, dir: dir}, nil
+}
+
+// OpenBucket opens a gocloud.dev/blob bucket by URL; for file URLs it defaults metadata=skip, no_tmp_dir=1 and
+// create_dir=1 (see OpenBlobStore) unless the URL sets them. Backups open their locations with it too.
+func OpenBucket(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
+	if u.Scheme == "file" {
 		q := u.Query()
 		for k, v := range map[string]string{"metadata": "skip", "no_tmp_dir": "1", "create_dir": "1"} {
 			if _, set := q[k]; !set {
@@ -69,11 +81,7 @@ func OpenBlobStore(ctx context.Context, rawURL string) (*BlobStore, error) {
 		}
 		u.RawQuery = q.Encode()
 	}
-	b, err := blob.OpenBucket(ctx, u.String())
-	if err != nil {
-		return nil, fmt.Errorf("open segment store %s://%s: %w", u.Scheme, u.Host, err)
-	}
-	return &BlobStore{bucket: b, dir: dir}, nil
+	return blob.OpenBucket(ctx, u.String())
 }
 
 // fileDir is the absolute directory of a file URL, as fileblob computes it.

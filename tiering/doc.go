@@ -1,4 +1,4 @@
-// Package tiering is the pure core of hot/cold tiering (issue 4): which memories leave the hot tier
+// Package tiering is the pure core of hot/cold tiering: which memories leave the hot tier
 // (policy.go, group.go), the immutable compressed segment they go to (segment.go, items.go, codec.go), the
 // keys and stores that hold segments (key.go, store.go, blobstore.go: memory, a local directory or S3 through
 // gocloud.dev/blob), and the archive entry that stays hot and searchable in their place (archive.go,

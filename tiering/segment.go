@@ -10,6 +10,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/memcluster/memcluster/internal/formats"
 	"github.com/memcluster/memcluster/memory"
 )
 
@@ -27,7 +28,7 @@ import (
 // decompressor may not produce a byte more than the header announced.
 const (
 	segmentMagic   = "MCSG"
-	segmentVersion = 1
+	segmentVersion = formats.Segment
 	checksumLen    = 8
 	maxHeaderLen   = 4 << 10
 )

@@ -15,7 +15,8 @@ import (
 )
 
 // Factory opens shard indexes under dataDir/index/shard-N. An outdated or damaged full-text index is derived
-// state: it is destroyed and rebuilt from the shard's records in db.
+// state: it is destroyed and rebuilt from the shard's records in db. One that a crash left behind its records
+// is re-fed from the raft log entries it missed when the log still vouches for them (tail.go), else in full.
 func Factory(dataDir string, db *storage.DB, emb embed.Embedder, log *slog.Logger) cluster.IndexFactory {
 	return func(shard uint32) (cluster.ShardIndex, error) {
 		dir := filepath.Join(dataDir, "index", fmt.Sprintf("shard-%d", shard))
@@ -29,7 +30,9 @@ func Factory(dataDir string, db *storage.DB, emb embed.Embedder, log *slog.Logge
 		if err != nil {
 			return nil, err
 		}
-		idx, err := retrieval.OpenShardIndex(shard, db, vector.New(emb.Dim()), ft, emb.Fingerprint(), log)
+		idx, err := retrieval.OpenShardIndexWith(retrieval.ShardIndexOptions{Shard: shard, Records: db,
+			Vectors: vector.New(emb.Dim()), Text: ft, Model: emb.Fingerprint(), Logger: log,
+			Tail: raftTail{db: db, shard: shard, snapDir: cluster.SnapshotDir(dataDir, shard)}})
 		if err != nil {
 			ft.Close()
 			return nil, err

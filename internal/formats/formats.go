@@ -1,0 +1,27 @@
+// Package formats holds the version number of every data format memcluster writes to disk or into its Raft logs.
+// The owning packages define their constants from these (storage.KeyFormatVersion = formats.Keys, …), so that
+// `memnode --version` and `memctl version` can name them without linking the storage engine into memctl.
+// Bumping one is a format change: the owner must keep reading the older version or refuse it clearly.
+package formats
+
+const (
+	// Keys is the Pebble key layout of a node's DB (storage/keys.go), stored under "\x00fmt".
+	Keys = 1
+	// Record is the encoding of a stored memory record (storage/record.go).
+	Record = 1
+	// Command is the encoding of a shard's Raft log entries (storage/command.go).
+	Command = 1
+	// Snapshot is the shard snapshot stream (storage/snapshot.go).
+	Snapshot = 1
+	// Meta is the meta group's replicated state (cluster/meta.go); it reads MetaOldest..Meta.
+	Meta       = 2
+	MetaOldest = 1
+	// Segment is the cold segment encoding (tiering/segment.go).
+	Segment = 1
+	// Export is the JSON Lines layout of memctl export (transfer/format.go); import reads 1..Export.
+	Export = 1
+	// Backup is the whole-cluster backup file (backup/format.go).
+	Backup = 1
+	// FulltextMapping is the bleve index mapping (fulltext/mapping.go); an index of another version is rebuilt.
+	FulltextMapping = "2"
+)
