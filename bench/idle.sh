@@ -3,11 +3,13 @@
 # (so each node hosts SHARDS replicas), wait until healthy, then measure each node's CPU (utime+stime from
 # /proc) and RSS over IDLE seconds with no traffic. One line per size:
 #   idle: replicas_per_node=N cpu_per_node=X% cpu_per_replica_us_per_s=Y rss_per_node_mib=Z rss_per_replica_kib=W
-# Usage: bench/idle.sh [SIZES (64 512 2048)]; env IDLE (30), OUT (bench/out/idle).
+# Usage: bench/idle.sh [SIZES (64 512 2048)]; env IDLE (30), OUT (bench/out/idle), FORM_TIMEOUT (seconds a size
+# may take to become healthy before the run gives up on it; 900), NODE_FLAGS (extra flags for every node).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZES=${*:-64 512 2048}
 IDLE=${IDLE:-30}
+FORM_TIMEOUT=${FORM_TIMEOUT:-900}
 OUT=${OUT:-bench/out/idle}
 mkdir -p "$OUT"
 make build >/dev/null
@@ -27,12 +29,16 @@ for n in $SIZES; do
     base=$((28470 + 10 * i))
     ./bin/memnode --node-id "n$i" --data-dir "$OUT/data/n$i" --http-addr "127.0.0.1:$base" \
       --raft-addr "127.0.0.1:$((base + 1))" --gossip-addr "127.0.0.1:$((base + 2))" \
-      --bootstrap-expect 3 --join 127.0.0.1:28482 --shards "$n" --replicas 3 >"$OUT/n$i-$n.log" 2>&1 &
+      --bootstrap-expect 3 --join 127.0.0.1:28482 --shards "$n" --replicas 3 ${NODE_FLAGS:-} >"$OUT/n$i-$n.log" 2>&1 &
     PIDS+=($!)
   done
   t0=$(date +%s)
   until ./bin/memctl --addr http://127.0.0.1:28480 --timeout 30s cluster status --check >/dev/null 2>&1; do
-    if (($(date +%s) - t0 > 900)); then echo "idle: $n shards not healthy after 900s" >&2; exit 1; fi
+    if (($(date +%s) - t0 > FORM_TIMEOUT)); then
+      echo "idle: replicas_per_node=$n not healthy after ${FORM_TIMEOUT}s" >&2
+      cleanup
+      continue 2
+    fi
     sleep 2
   done
   formed=$(($(date +%s) - t0))

@@ -1,29 +1,21 @@
 #!/usr/bin/env bash
-# Rebalance 3 → 6 nodes under load: 3 memnode processes (16 shards × 3) are loaded with batch puts for LOAD
-# (about 3,000 memories/s here: 330s ≈ 1,000,000), then puts and searches run for DUR as the baseline; 3 more
+# Rebalance 3 → 6 nodes under load: 3 memnode processes (16 shards × 3) are loaded with batch puts in rounds of
+# LOAD until they hold TARGET memories (about 1,350 memories/s on this 2-core machine: 1,000,000 takes ~13 min),
+# then puts and searches run for DUR as the baseline; 3 more
 # nodes join while the same puts and searches run, until every node holds 8 ± 1 replicas with no move under
 # way. Prints one line:
 #   rebalance: memories=M seconds=T moved_bytes=B bytes_per_s=R put_p99_ratio=X search_p99_ratio=Y
-# and keeps every memctl JSON report in $OUT. Ports 30480-30542. Env: LOAD (330s), DUR (30s), OUT (bench/out/rebalance),
+# and keeps every memctl JSON report in $OUT. Ports 30480-30542. Env: TARGET (1000000), LOAD (120s), DUR (30s),
+# OUT (bench/out/rebalance),
 # NODE_FLAGS (extra memnode flags on every node, e.g. "--rebalance-max-moves 2 --rebalance-moves-per-node 1").
 set -euo pipefail
 cd "$(dirname "$0")/.."
-LOAD=${LOAD:-330s}
+. bench/lib.sh
+TARGET=${TARGET:-1000000}
+LOAD=${LOAD:-120s}
 DUR=${DUR:-30s}
 OUT=${OUT:-bench/out/rebalance}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-make build >/dev/null
-CTL=./bin/memctl
-T0=$(date +%s)
-say() { echo "[rebalance $(($(date +%s) - T0))s] $*" >&2; }
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-rm -rf "$OUT/data"
+bench_init rebalance
 start_node() { # i [extra flags]
   local i=$1 base=$((30470 + 10 * $1))
   shift
@@ -35,20 +27,7 @@ for i in 1 2 3; do start_node "$i" --bootstrap-expect 3 --join 127.0.0.1:30482 -
 A=http://127.0.0.1:30480
 ADDRS=http://127.0.0.1:30480,http://127.0.0.1:30490,http://127.0.0.1:30500
 until $CTL --addr $A cluster status --check >/dev/null 2>&1; do sleep 1; done
-say "loading for $LOAD (batch puts of 100, 32 clients, 1000 users)"
-$CTL --addr $A -o json --timeout 60s bench write --addr-list $ADDRS --batch 100 --clients 32 --users 1000 \
-  --duration "$LOAD" --warmup 0 >"$OUT/load.json"
-PREFIX=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["user_prefix"])' "$OUT/load.json")
-MEMORIES=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["ops"]*r["batch"])' "$OUT/load.json")
-say "loaded $MEMORIES memories; waiting for the indexes to catch up"
-$CTL --addr $A --timeout 300s search --user "${PREFIX}0" "warm up" >/dev/null
-foreground() { # tag
-  $CTL --addr $A -o json bench write --addr-list $ADDRS --clients 4 --duration "$DUR" >"$OUT/put-$1.json" &
-  local w=$!
-  $CTL --addr $A -o json bench search --addr-list $ADDRS --skip-load --user-prefix "$PREFIX" --users 1000 \
-    --clients 4 --duration "$DUR" >"$OUT/search-$1.json"
-  wait $w
-}
+load_memories "$TARGET" "$LOAD"
 say "baseline: puts and searches for $DUR"
 foreground before
 say "3 nodes join"

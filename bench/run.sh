@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make bench`: Go benchmarks, then the peer comparisons of issue 5 in one run, then the report.
 #   1. Go benchmarks of vector, fulltext and raftstore (short benchtime)        -> $OUT/gobench.txt
+#      and tenant independence: a 200-memory user alone in its shard vs beside TENANT_OTHERS -> $OUT/tenant.txt
 #   2. bench/cmd/peers: vector index vs chromem-go vs stream bandwidth, fulltext vs plain bleve
 #                                                                                -> $OUT/peers.json
 #   3. 3-replica acknowledged writes: memcluster (3 memnode processes) vs etcd (3 embedded members,
@@ -9,7 +10,7 @@
 #   4. bench/cmd/report: rewrites the "peers" section of docs/benchmarks.md, draws docs/search-latency.png
 # Ports: memcluster 27480-27502 (HTTP/raft/gossip per node), etcd 27510-27515.
 # Environment: OUT (bench/out), REPS (3), DUR (5s), GOBENCHTIME (100ms), SKIP_GOBENCH=1, SKIP_PEERS=1 (reuse $OUT/peers.json),
-#              SKIP_WRITES=1.
+#              SKIP_WRITES=1, TENANT_OTHERS (memories/users beside the small user, 200000/2000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/out}
@@ -33,6 +34,9 @@ trap cleanup EXIT
 if [ -z "${SKIP_GOBENCH:-}" ]; then
   say "go benchmarks (benchtime $GOBENCHTIME)"
   $GO test -run '^$' -bench . -benchmem -benchtime "$GOBENCHTIME" ./vector/ ./fulltext/ ./raftstore/ >"$OUT/gobench.txt"
+  say "tenant independence (${TENANT_OTHERS:-200000/2000} other memories/users)"
+  $GO test -run '^$' -bench TenantIndependence -benchtime 300x -count "$REPS" ./retrieval/ \
+    -args -tenant-others="${TENANT_OTHERS:-200000/2000}" >"$OUT/tenant.txt"
 fi
 
 # 2. Search peers, in one process.
@@ -55,6 +59,8 @@ if [ -z "${SKIP_WRITES:-}" ]; then
   }
   CTL="$OUT/bin/memctl"
 
+  # Both systems run side by side and each repetition measures them back to back, so a change in the
+  # machine's load (other work shares it) falls on both sides of a ratio; the idle one costs little CPU.
   say "memcluster: 3 nodes on 127.0.0.1:27480/27490/27500"
   rm -rf "$OUT/memdata" && mkdir -p "$OUT/memdata"
   ADDRS=""
@@ -72,16 +78,7 @@ if [ -z "${SKIP_WRITES:-}" ]; then
     sleep 1
   done
   [ -n "$ok" ] || { echo "memcluster did not become healthy; see $OUT/memdata/n*.log" >&2; exit 1; }
-  for c in 1 16 64; do
-    for r in $(seq 1 "$REPS"); do
-      "$CTL" -o json bench write --clients "$c" --duration "$DUR" --addr-list "$ADDRS" >"$OUT/memcluster-c$c-r$r.json" 2>/dev/null
-      say "memcluster clients=$c rep=$r: $(jq -r '"\(.ops_per_s|floor) ops/s p50=\(.latency_ms.p50) p99=\(.latency_ms.p99) errors=\(.errors)"' "$OUT/memcluster-c$c-r$r.json" 2>/dev/null || echo '?')"
-    done
-  done
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  PIDS=()
-
+  ETCD=
   if [ -x "$OUT/bin/etcdpeer" ]; then
     say "etcd: 3 embedded members, clients on 127.0.0.1:27510/27512/27514"
     rm -rf "$OUT/etcd-data"
@@ -89,19 +86,24 @@ if [ -z "${SKIP_WRITES:-}" ]; then
     PIDS+=($!)
     for _ in $(seq 1 60); do grep -q '^ready' "$OUT/etcd.log" && break; sleep 1; done
     if grep -q '^ready' "$OUT/etcd.log"; then
-      for c in 1 16 64; do
-        for r in $(seq 1 "$REPS"); do
-          "$OUT/bin/etcdpeer" load --endpoints 127.0.0.1:27510,127.0.0.1:27512,127.0.0.1:27514 \
-            --clients "$c" --duration "$DUR" --warmup 1s --size 200 >"$OUT/etcd-c$c-r$r.json"
-          say "etcd clients=$c rep=$r: $(jq -r '"\(.ops_per_s|floor) ops/s p50=\(.latency_ms.p50) p99=\(.latency_ms.p99) errors=\(.errors)"' "$OUT/etcd-c$c-r$r.json" 2>/dev/null || echo '?')"
-        done
-      done
+      ETCD=1
     else
       echo "etcd members did not become ready; see $OUT/etcd.log" >"$OUT/etcd-error.txt"
     fi
-    cleanup
-    PIDS=()
   fi
+  summary() { jq -r '"\(.ops_per_s|floor) ops/s p50=\(.latency_ms.p50) p99=\(.latency_ms.p99) errors=\(.errors)"' "$1" 2>/dev/null || echo '?'; }
+  for c in 1 16 64; do
+    for r in $(seq 1 "$REPS"); do
+      "$CTL" -o json bench write --clients "$c" --duration "$DUR" --addr-list "$ADDRS" >"$OUT/memcluster-c$c-r$r.json" 2>/dev/null
+      say "memcluster clients=$c rep=$r: $(summary "$OUT/memcluster-c$c-r$r.json")"
+      [ -n "$ETCD" ] || continue
+      "$OUT/bin/etcdpeer" load --endpoints 127.0.0.1:27510,127.0.0.1:27512,127.0.0.1:27514 \
+        --clients "$c" --duration "$DUR" --warmup 1s --size 200 >"$OUT/etcd-c$c-r$r.json"
+      say "etcd clients=$c rep=$r: $(summary "$OUT/etcd-c$c-r$r.json")"
+    done
+  done
+  cleanup
+  PIDS=()
 fi
 
 # 4. Report.

@@ -70,27 +70,25 @@ func calls(u, id string) map[string]apiCall {
 		"consolidate": {"POST", "/v1/users/" + u + "/consolidate", `{}`},
 		"graph":       {"GET", "/v1/users/" + u + "/graph?concept=oslo", ""},
 		"group":       {"POST", "/v1/search", fmt.Sprintf(`{"user_id":%q,"query":"hello","session_type":"group"}`, u)},
+		// Listing, export and import.
+		"list":    {"GET", "/v1/users/" + u + "/memories?limit=5", ""},
+		"records": {"GET", "/v1/users/" + u + "/records/fact", ""},
+		"import":  {"POST", "/v1/users/" + u + "/import", `{"records":[{"kind":"pattern","key":"k","value":{"key":"k"}}]}`},
 	}
 }
 
-// readOnlyOps are the operations a reader token may perform.
-var readOnlyOps = map[string]bool{"get": true, "search": true, "session": true, "facts": true, "history": true,
-	"daily": true, "graph": true, "group": true}
-
-// TestAuthTenantIsolation runs a 3-node cluster with authentication: no token → 401 everywhere; a tenant's
-// token never reaches another tenant's data on any endpoint or node (403), reads and writes inside its own
-// tenant work — including writes entering at a node that must forward them with the cluster token; the internal
-// API refuses callers without the cluster token; no token appears in any log.
-func TestAuthTenantIsolation(t *testing.T) {
-	needProcesses(t)
+// startAuthCluster starts 3 nodes with 4 shards and the tokens of authFileConfig, and waits until every node
+// sees a healthy cluster.
+func startAuthCluster(t *testing.T, extra ...string) []*proc {
+	t.Helper()
 	authFile := filepath.Join(t.TempDir(), "auth.json")
 	if err := os.WriteFile(authFile, []byte(authFileConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	procs := []*proc{newProc(t, "n1"), newProc(t, "n2"), newProc(t, "n3")}
 	for _, p := range procs {
-		p.start("--bootstrap-expect", "3", "--join", procs[0].gossip, "--shards", "4",
-			"--auth-file", authFile, "--cluster-token", tokCluster, "--pprof")
+		p.start(append([]string{"--bootstrap-expect", "3", "--join", procs[0].gossip, "--shards", "4",
+			"--auth-file", authFile, "--cluster-token", tokCluster}, extra...)...)
 	}
 	waitFor(t, 60*time.Second, "a healthy cluster", func() bool {
 		for _, p := range procs {
@@ -101,6 +99,20 @@ func TestAuthTenantIsolation(t *testing.T) {
 		}
 		return true
 	})
+	return procs
+}
+
+// readOnlyOps are the operations a reader token may perform.
+var readOnlyOps = map[string]bool{"get": true, "search": true, "session": true, "facts": true, "history": true,
+	"daily": true, "graph": true, "group": true, "list": true, "records": true}
+
+// TestAuthTenantIsolation runs a 3-node cluster with authentication: no token → 401 everywhere; a tenant's
+// token never reaches another tenant's data on any endpoint or node (403), reads and writes inside its own
+// tenant work — including writes entering at a node that must forward them with the cluster token; the internal
+// API refuses callers without the cluster token; no token appears in any log.
+func TestAuthTenantIsolation(t *testing.T) {
+	needProcesses(t)
+	procs := startAuthCluster(t, "--pprof")
 	// Own-tenant writes through every node (two of three must be forwarded to the shard leader).
 	ids := map[string]string{}
 	for i, p := range procs {

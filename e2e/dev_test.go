@@ -16,12 +16,7 @@ import (
 // input answered with a non-zero exit and one line.
 func TestDevNodeWithMemctl(t *testing.T) {
 	needProcesses(t)
-	p := newProc(t, "dev")
-	p.start("--dev")
-	waitFor(t, 30*time.Second, "a ready dev node", func() bool {
-		_, _, code := memctl(t, p.http, "health")
-		return code == 0
-	})
+	p := startDevNode(t)
 	out, errOut, code := memctl(t, p.http, "-o", "json", "put", "--user", "alice", "--tag", "travel",
 		"--time", "2026-03-01T08:00:00Z", "I prefer morning flights to Paris")
 	if code != 0 {

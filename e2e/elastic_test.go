@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memcluster/memcluster/apiv1"
+	"github.com/memcluster/memcluster/cluster"
 )
 
 // nodeList runs `memctl node list -o json` through addr.
@@ -161,4 +162,105 @@ func TestElasticCluster(t *testing.T) {
 	if _, errOut, code := memctl(t, procs[0].http, "cluster", "rebalance", "--resume"); code != 0 {
 		t.Fatalf("rebalance --resume: %s", errOut)
 	}
+	splitUnderWrites(t, procs[:5], ids, 100+writes.Load())
+}
+
+// splitUnderWrites splits shard 5 with memctl while three clients write to its users (and others) through
+// every node: the shard count grows by one, no write fails, every memory of the shard's users is readable
+// through every node, and the shards together hold each memory once (their counts add up to what was written).
+func splitUnderWrites(t *testing.T, procs []*proc, ids map[string]string, before int64) {
+	t.Helper()
+	var users []string
+	for u := range ids {
+		if cluster.ShardFor(u, 16) == 5 {
+			users = append(users, u)
+		}
+	}
+	if len(users) == 0 {
+		t.Fatal("no user on shard 5")
+	}
+	var mu sync.Mutex
+	written := map[string][]string{}
+	for _, u := range users {
+		written[u] = []string{ids[u]}
+	}
+	var failed atomic.Int64
+	var lastErr atomic.Value
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				u := users[(w+i)%len(users)]
+				code, out := do(t, procs[(w+i)%len(procs)].http, "", apiCall{"POST", "/v1/memories",
+					fmt.Sprintf(`{"user_id":%q,"text":"written during the split %d-%d"}`, u, w, i)})
+				var m struct{ ID string }
+				if code != 201 || json.Unmarshal([]byte(out), &m) != nil {
+					failed.Add(1)
+					lastErr.Store(fmt.Sprintf("%d %s", code, out))
+					continue
+				}
+				mu.Lock()
+				written[u] = append(written[u], m.ID)
+				mu.Unlock()
+			}
+		})
+	}
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, l := range written {
+			n += len(l)
+		}
+		return n
+	}
+	n0 := count()
+	waitFor(t, 30*time.Second, "writes before the split", func() bool { return count() >= n0+20 })
+	start := time.Now()
+	out, errOut, code := memctl(t, procs[2].http, "-o", "json", "shard", "split", "5")
+	took := time.Since(start)
+	n1 := count()
+	waitFor(t, 30*time.Second, "writes after the split", func() bool { return count() >= n1+20 || failed.Load() > 0 })
+	close(stop)
+	wg.Wait()
+	var res apiv1.SplitResponse
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Child != 16 || !res.Done || res.Shards != 17 {
+		t.Fatalf("memctl shard split 5: exit %d %s %s", code, out, errOut)
+	}
+	if failed.Load() > 0 {
+		t.Fatalf("%d writes failed during the split; last: %v", failed.Load(), lastErr.Load())
+	}
+	total := before
+	for u, list := range written {
+		total += int64(len(list)) - 1 // the first is ids[u], counted in before
+		for _, id := range list {
+			for _, p := range procs {
+				if code, body := do(t, p.http, "", apiCall{"GET", "/v1/memories/" + id + "?user_id=" + u, ""}); code != 200 {
+					t.Fatalf("read %s of %s through %s after the split: %d %s", id, u, p.id, code, body)
+				}
+			}
+		}
+	}
+	var last string
+	waitFor(t, 30*time.Second, "17 shards holding every memory once", func() bool {
+		var shards apiv1.ShardsResponse
+		out, _, _ := memctl(t, procs[0].http, "-o", "json", "shard", "list")
+		if json.Unmarshal([]byte(out), &shards) != nil || len(shards.Shards) != 17 {
+			return false
+		}
+		var sum int64
+		for _, s := range shards.Shards {
+			sum += s.Memories
+		}
+		last = fmt.Sprintf("%d memories in the shards, %d written", sum, total)
+		return sum == total
+	})
+	t.Logf("split shard 5 → 16 in %v under writes (%d users of shard 5, %d writes to them, none failed); %s",
+		took.Round(time.Millisecond), len(users), count()-len(users), last)
 }

@@ -140,6 +140,18 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
+// startDevNode starts one `memnode --dev` and waits until memctl health passes against it.
+func startDevNode(t *testing.T) *proc {
+	t.Helper()
+	p := newProc(t, "dev")
+	p.start("--dev")
+	waitFor(t, 30*time.Second, "a ready dev node", func() bool {
+		_, _, code := memctl(t, p.http, "health")
+		return code == 0
+	})
+	return p
+}
+
 // memctl runs the memctl binary and returns stdout, stderr and the exit code.
 func memctl(t *testing.T, addr string, args ...string) (string, string, int) {
 	t.Helper()

@@ -39,8 +39,8 @@ func TestModelMorningFlightsBecomeAFact(t *testing.T) {
 	for i, city := range []string{"Paris", "Berlin", "Rome"} {
 		run := fmt.Sprintf("trip-%d", i)
 		_, err := c.Append(ctx, "mia", run, apiv1.AppendRequest{Messages: []apiv1.Message{
-			{Role: "user", Text: "Please book a morning flight to " + city + " for Friday.", Time: day(i*9, 8)},
-			{Role: "assistant", Text: "Booked the morning flight to " + city + " on Friday at 7:05.", Time: day(i*9, 8)},
+			{Role: "user", Text: "Please book me the early morning flight to " + city + ", the 7am one", Time: day(i*9, 8)},
+			{Role: "assistant", Text: "Booked the 7am flight to " + city + " on the 05.", Time: day(i*9, 8)},
 		}})
 		if err != nil {
 			t.Fatal(err)
@@ -63,14 +63,16 @@ func TestModelMorningFlightsBecomeAFact(t *testing.T) {
 	}
 	var habit *apiv1.Fact
 	for i, f := range facts {
-		if strings.Contains(f.Statement, "morning flight") {
+		if strings.Contains(f.Statement, "morning") && strings.Contains(f.Statement, "flight") {
 			habit = &facts[i]
 		}
 	}
 	if habit == nil {
 		t.Fatalf("no morning-flight fact after consolidation: %+v; patterns %+v", facts, res.Patterns)
 	}
-	if habit.Confidence < 0.5 || habit.Status != "current" {
+	// A statement a person would write, valid from the first time the habit was seen.
+	if habit.Confidence < 0.5 || habit.Status != "current" || habit.Statement != "user often books early morning flight (7am)" ||
+		!habit.ValidFrom.Equal(*day(0, 8)) {
 		t.Fatalf("fact %+v", habit)
 	}
 	for _, id := range episodes {
@@ -145,6 +147,28 @@ func TestModelSupersessionRetractionAndGate(t *testing.T) {
 	res = say("s6", "I'm hungry right now.", day(41, 9))
 	if len(res.Facts) != 0 || len(res.Rejected) == 0 {
 		t.Fatalf("hungry: %+v", res)
+	}
+	// Not even when asked to remember it: it is kept as an episode, and the answer says so.
+	res, err = c.Remember(ctx, "noa", "I'm hungry right now", *day(42, 9))
+	if err != nil || len(res.Facts) != 0 || len(res.Episodes) != 1 || len(res.Rejected) != 1 ||
+		res.Rejected[0].Kept != "episode" || res.Rejected[0].KeptID != res.Episodes[0].ID {
+		t.Fatalf("remember hungry: %+v %v", res, err)
+	}
+	// Valid time follows the event: a retraction dated in the past ends the fact then, though it is
+	// recorded now.
+	if got := decisions(say("s7", "I have a dog.", day(43, 9))); !slices.Equal(got, []string{"ADD"}) {
+		t.Fatalf("dog: %v", got)
+	}
+	res, err = c.Remember(ctx, "noa", "I no longer have a dog", *day(50, 10))
+	if err != nil || len(res.Facts) != 1 || res.Facts[0].Decision != "DELETE" {
+		t.Fatalf("no dog: %+v %v", res, err)
+	}
+	all, _ = c.Facts(ctx, "noa", true, time.Time{})
+	for _, f := range all {
+		if f.ID == res.Facts[0].Target && (f.ValidTo == nil || !f.ValidTo.Equal(*day(50, 10)) || f.EndedAt == nil ||
+			!f.EndedAt.After(*day(50, 10))) {
+			t.Fatalf("dog fact %+v: want valid_to at the event and ended_at when recorded", f)
+		}
 	}
 	// Retired facts stay out of search unless asked for.
 	zero := 0.0

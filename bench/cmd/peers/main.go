@@ -1,5 +1,5 @@
 // Command peers measures memcluster's search components against peer libraries on identical
-// data in one process, one run (issue 5, "Peers in the same run"):
+// data in one process, one run ("Peers in the same run"):
 //
 //   - vector: our exact index (vector.New: int8 scan + exact float32 re-rank; and Options{Exact},
 //     the plain float32 scan) against github.com/philippgille/chromem-go's exhaustive
