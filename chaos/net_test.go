@@ -4,10 +4,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/memcluster/memcluster/internal/testport"
 )
 
 var flagNet = flag.String("chaos.net", "auto", "where nodes run: netns (one network namespace per node; partition faults), "+
@@ -60,15 +61,8 @@ func (loopback) command(_ int, bin string, args ...string) *exec.Cmd {
 	return exec.Command(bin, args...)
 }
 
-// freeAddr picks a free loopback port (listen on :0, then close).
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
+// freeAddr picks a free loopback port outside the kernel's ephemeral range (see testport).
+func freeAddr() (string, error) { return testport.Addr() }
 
 // newNetwork picks the network for a test from -chaos.net. Namespaces that cannot be set up skip the test
 // (fail it when CI=true) if they were asked for, and fall back to loopback under auto (fail when CI=true: CI

@@ -16,6 +16,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/memcluster/memcluster/fulltext"
+	"github.com/memcluster/memcluster/internal/testport"
 	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/retrieval"
 	"github.com/memcluster/memcluster/storage"
@@ -57,14 +58,10 @@ type testCluster struct {
 	logs  *logTail
 }
 
+// freeAddr is a loopback address outside the kernel's ephemeral range (see testport).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return testport.MustAddr(t)
 }
 
 // testConfig is tuned for one host: fast elections and failure detection.

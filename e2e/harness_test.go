@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/memcluster/memcluster/client"
+	"github.com/memcluster/memcluster/internal/testport"
 )
 
 var (
@@ -46,14 +46,10 @@ func binaries(t *testing.T) (memnode, memctl string) {
 	return filepath.Join(binDir, "memnode"), filepath.Join(binDir, "memctl")
 }
 
+// freeAddr is a loopback address outside the kernel's ephemeral range (see testport).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return testport.MustAddr(t)
 }
 
 // proc is one memnode process.
@@ -69,7 +65,15 @@ type proc struct {
 }
 
 func newProc(t *testing.T, id string) *proc {
-	return &proc{t: t, id: id, dir: t.TempDir(), http: freeAddr(t), gossip: freeAddr(t)}
+	p := &proc{t: t, id: id, dir: t.TempDir(), http: freeAddr(t), gossip: freeAddr(t)}
+	// A failed test shows what each of its nodes logged last (this runs after the node is killed and before
+	// its directory is removed).
+	t.Cleanup(func() {
+		if t.Failed() && p.logPath != "" {
+			p.dumpLog()
+		}
+	})
+	return p
 }
 
 func (p *proc) start(extra ...string) {

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"log/slog"
-	"net"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/memcluster/memcluster/cluster"
 	"github.com/memcluster/memcluster/embed"
 	"github.com/memcluster/memcluster/internal/nodeindex"
+	"github.com/memcluster/memcluster/internal/testport"
 	"github.com/memcluster/memcluster/storage"
 )
 
@@ -43,12 +43,7 @@ func testAuth(t testing.TB) *Auth {
 }
 
 func loopbackAddr(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return testport.MustAddr(t)
 }
 
 // startTestNode starts a node with opts (Auth, Pprof...) and waits until its shard has a leader.

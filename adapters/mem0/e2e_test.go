@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -23,6 +22,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/memcluster/memcluster/internal/testport"
 )
 
 // mem0's platform client and OpenAPI document are Apache-2.0 files of mem0ai/mem0; they are read where they
@@ -73,12 +73,7 @@ func envOr(k, def string) string {
 }
 
 func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return testport.MustAddr(t)
 }
 
 // startNode builds memnode and runs one --dev node with two tokens, each limited to its user.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/memcluster/memcluster/apiv1"
 	"github.com/memcluster/memcluster/client"
+	"github.com/memcluster/memcluster/internal/testport"
 )
 
 // Recall floors of TestEvalAgainstRealNode, set well below the measured values (see the test) so that only a
@@ -45,12 +45,7 @@ func evalDataFile(t *testing.T, rel string) string {
 // evalFreeAddr returns a free local TCP address.
 func evalFreeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return testport.MustAddr(t)
 }
 
 // startEvalNode builds memnode (the same way e2e/harness_test.go does) and starts one --dev node on free
