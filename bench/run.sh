@@ -5,12 +5,13 @@
 #   2. bench/cmd/peers: vector index vs chromem-go vs stream bandwidth, fulltext vs plain bleve
 #                                                                                -> $OUT/peers.json
 #   3. 3-replica acknowledged writes: memcluster (3 memnode processes) vs etcd (3 embedded members,
-#      bench/etcdpeer, a throwaway nested module), 1/16/64 clients, REPS runs of DUR each
+#      bench/etcdpeer, a throwaway nested module), WRITE_CLIENTS clients (1 16 64), REPS runs of DUR each
 #                                                                                -> $OUT/{memcluster,etcd}-cN-rR.json
 #   4. bench/cmd/report: rewrites the "peers" section of docs/benchmarks.md, draws docs/search-latency.png
+#      and docs/write-scaling.png
 # Ports: memcluster 27480-27502 (HTTP/raft/gossip per node), etcd 27510-27515.
 # Environment: OUT (bench/out), REPS (3), DUR (5s), GOBENCHTIME (100ms), SKIP_GOBENCH=1, SKIP_PEERS=1 (reuse $OUT/peers.json),
-#              SKIP_WRITES=1, TENANT_OTHERS (memories/users beside the small user, 200000/2000).
+#              SKIP_WRITES=1, WRITE_CLIENTS ("1 16 64"), TENANT_OTHERS (memories/users beside the small user, 200000/2000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/out}
@@ -92,7 +93,8 @@ if [ -z "${SKIP_WRITES:-}" ]; then
     fi
   fi
   summary() { jq -r '"\(.ops_per_s|floor) ops/s p50=\(.latency_ms.p50) p99=\(.latency_ms.p99) errors=\(.errors)"' "$1" 2>/dev/null || echo '?'; }
-  for c in 1 16 64; do
+  rm -f "$OUT"/memcluster-c*-r*.json "$OUT"/etcd-c*-r*.json # the report plots every client count it finds
+  for c in ${WRITE_CLIENTS:-1 16 64}; do
     for r in $(seq 1 "$REPS"); do
       "$CTL" -o json bench write --clients "$c" --duration "$DUR" --addr-list "$ADDRS" >"$OUT/memcluster-c$c-r$r.json" 2>/dev/null
       say "memcluster clients=$c rep=$r: $(summary "$OUT/memcluster-c$c-r$r.json")"
@@ -109,6 +111,6 @@ fi
 # 4. Report.
 say "report"
 $GO run ./bench/cmd/report -in "$OUT" -reps "$REPS" -dur "$DUR" -gobenchtime "$GOBENCHTIME" \
-  -doc docs/benchmarks.md -png docs/search-latency.png
+  -doc docs/benchmarks.md -png docs/search-latency.png -write-png docs/write-scaling.png
 rm -rf "$OUT/tmp" "$OUT/memdata" "$OUT/etcd-data"
 say "done"

@@ -1,6 +1,6 @@
 // Command report turns the results of bench/run.sh into the "Peers in the same run" section of
 // docs/benchmarks.md (between <!-- peers:begin --> and <!-- peers:end -->, added at the end of the
-// file when missing) and the plot docs/search-latency.png. Every figure is a median over the
+// file when missing), the plot docs/search-latency.png and, when the run measured writes, docs/write-scaling.png. Every figure is a median over the
 // repetitions of one run.
 package main
 
@@ -74,6 +74,7 @@ var (
 	in          = flag.String("in", "bench/out", "results directory")
 	doc         = flag.String("doc", "docs/benchmarks.md", "markdown file to rewrite between the markers")
 	png         = flag.String("png", "docs/search-latency.png", "plot to write")
+	writePNG    = flag.String("write-png", "docs/write-scaling.png", "plot of the write runs to write (when there are any)")
 	reps        = flag.Int("reps", 3, "repetitions (for the text)")
 	dur         = flag.String("dur", "5s", "write run duration (for the text)")
 	gobenchtime = flag.String("gobenchtime", "100ms", "Go benchmark -benchtime (for the text)")
@@ -223,7 +224,8 @@ func main() {
 	w("| clients | memcluster ops/s | p50 ms | p99 ms | etcd ops/s | p50 ms | p99 ms | throughput memcluster ÷ etcd | p99 memcluster ÷ etcd | runs (ops/s) memcluster; etcd |\n")
 	w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	haveWrites := false
-	for _, c := range []int{1, 16, 64} {
+	clients := writeClients(*in)
+	for _, c := range clients {
 		m, mErr := readWrites(fmt.Sprintf("memcluster-c%d", c))
 		e, eErr := readWrites(fmt.Sprintf("etcd-c%d", c))
 		if len(m) == 0 && len(e) == 0 {
@@ -240,6 +242,10 @@ func main() {
 	}
 	if len(etcdErr) > 0 {
 		w("\netcd could not be measured: %s\n", strings.TrimSpace(string(etcdErr)))
+	}
+	if haveWrites {
+		w("\nThroughput and latency against the number of clients (medians; p99 dashed): `docs/%s`\n\n", filepath.Base(*writePNG))
+		w("![write scaling](%s)\n", filepath.Base(*writePNG))
 	}
 	w("\n")
 
@@ -262,7 +268,12 @@ func main() {
 	if err := drawPlot(*png, peers); err != nil {
 		log.Fatal(err)
 	}
-	log.Printf("report: rewrote %s (peers section) and %s", *doc, *png)
+	if haveWrites {
+		if err := drawWritePlot(*writePNG, clients); err != nil {
+			log.Fatal(err)
+		}
+	}
+	log.Printf("report: rewrote %s (peers section), %s and %s", *doc, *png, *writePNG)
 }
 
 func readWrites(prefix string) ([]Write, error) {
