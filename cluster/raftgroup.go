@@ -89,6 +89,10 @@ func (n *Node) openRaft(group uint32, fsm raft.FSM, restoreOnStart bool, notify 
 	c.Logger = hl
 	c.NoLegacyTelemetry = true
 	guard := newVoteGuard(trans, n.log.With("group", name))
+	if group != MetaGroup && n.wasDropped(group) {
+		guard.dropped.Store(true)
+		guard.onConfigured = func() { n.clearDropped(group) }
+	}
 	logs, err := raft.NewLogCache(logCacheEntries, store)
 	if err != nil {
 		guard.Close()

@@ -122,6 +122,11 @@ func (n *Node) dropReplica(shard uint32) {
 	if err := r.Shutdown(); err != nil {
 		n.log.Warn("shutdown moved replica", "shard", shard, "err", err)
 	}
+	if err := n.markDropped(shard); err != nil {
+		n.log.Error("keep the data of a moved replica", "shard", shard, "err", err)
+		n.persistReplicas()
+		return
+	}
 	if err := n.db.DropShard(shard); err != nil {
 		n.log.Error("drop shard data", "shard", shard, "err", err)
 	}

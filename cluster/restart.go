@@ -73,6 +73,10 @@ func (n *Node) restartHeld(st MetaState) bool {
 				continue
 			}
 		default:
+			if err := n.markDropped(s); err != nil {
+				n.log.Error("keep the data of a replica moved away while this node was down", "shard", s, "err", err)
+				continue
+			}
 			if err := n.db.DropShard(s); err != nil {
 				n.log.Error("drop a replica moved away while this node was down", "shard", s, "err", err)
 				continue

@@ -9,25 +9,34 @@ import (
 )
 
 // voteGuard stands between a group's network transport and its raft instance and refuses votes (and pre-votes)
-// while the local replica knows no configuration.
+// while the local replica knows no configuration and this node deleted a replica of the group before
+// (dropped.go).
 //
 // hashicorp/raft grants a vote when its configuration is empty, taking it for a cluster being bootstrapped by
-// election. Here groups are never formed that way (BootstrapCluster, or a split's snapshot, gives every first
-// voter its configuration), and an empty replica is one that was just placed on this node and has not heard from
-// its leader yet — often on a node the group removed moments ago. A voter that was removed while dead and comes
-// back with its old configuration counts this node as a voter, and the empty replica's vote let it win an
-// election with a log that lacked the newest entries, which it then cut from the replicas that held them (seen
-// in the chaos campaign: 437 entries cleared from two replicas of one shard). A vote is a promise a replica
-// without state cannot keep; refusing it is what raft's safety assumes of every voter.
+// election. An empty replica on a node the group removed moments ago is the dangerous case: a voter that was
+// removed while dead and comes back with its old configuration counts this node as a voter, and the empty
+// replica's vote let it win an election with a log that lacked the newest entries, which it then cut from the
+// replicas that held them (seen in the chaos campaign: 437 entries cleared from two replicas of one shard). The
+// old replica's acknowledgements counted toward quorums; its empty successor cannot keep the promises they made.
+//
+// An empty replica that never held the group here acknowledged nothing, so no commit counted on it and its
+// vote cannot elect a candidate lacking a committed entry (every commit quorum is made of other voters, and a
+// candidate needs one of them too). It must vote: an initial voter that missed its bootstrap (the meta group
+// formed first) is empty, and if another voter dies before the leader reaches it, the survivors can elect only
+// with its vote (seen in the race pass of the cluster tests: two shards without a leader for good).
 type voteGuard struct {
 	raftTransport
-	in    <-chan raft.RPC
-	out   chan raft.RPC
-	raft  atomic.Pointer[raft.Raft]
-	log   *slog.Logger
-	stop  chan struct{}
-	once  sync.Once
-	count atomic.Int64 // votes refused
+	in   <-chan raft.RPC
+	out  chan raft.RPC
+	raft atomic.Pointer[raft.Raft]
+	// dropped: this node deleted a replica of the group before; cleared (and onConfigured called, once) when
+	// the replica learns a configuration.
+	dropped      atomic.Bool
+	onConfigured func()
+	log          *slog.Logger
+	stop         chan struct{}
+	once         sync.Once
+	count        atomic.Int64 // votes refused
 }
 
 func newVoteGuard(t raftTransport, log *slog.Logger) *voteGuard {
@@ -71,10 +80,18 @@ func (g *voteGuard) run() {
 	}
 }
 
-// refuse answers a vote or pre-vote request itself, not granted, when the local replica has no configuration.
+// refuse answers a vote or pre-vote request itself, not granted, when the local replica has no configuration
+// and this node dropped a replica of the group before.
 func (g *voteGuard) refuse(rpc raft.RPC) bool {
-	r := g.raft.Load()
-	if r == nil || len(r.GetConfiguration().Configuration().Servers) > 0 {
+	if !g.dropped.Load() {
+		return false
+	}
+	// Until raft is stored (it consumes RPCs from inside NewRaft) the configuration is unknown: refuse.
+	if r := g.raft.Load(); r != nil && len(r.GetConfiguration().Configuration().Servers) > 0 {
+		// Inline (one fsync, once per replica): cleared later, it could delete the marker of a next drop.
+		if g.dropped.CompareAndSwap(true, false) && g.onConfigured != nil {
+			g.onConfigured()
+		}
 		return false
 	}
 	hdr := raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax}

@@ -15,53 +15,107 @@ func (nopFSM) Apply(*raft.Log) any                 { return nil }
 func (nopFSM) Snapshot() (raft.FSMSnapshot, error) { return nil, nil }
 func (nopFSM) Restore(rc io.ReadCloser) error      { return rc.Close() }
 
-// A replica with no configuration (just placed, not yet heard from its leader) grants no vote through the
-// guard, over real TCP; once it has a configuration it votes as raft decides.
-func TestVoteGuardRefusesWithoutConfiguration(t *testing.T) {
+// guardedRaft is one raft instance behind a vote guard on a real TCP transport, with in-memory stores.
+type guardedRaft struct {
+	id    raft.ServerID
+	tr    *raft.NetworkTransport
+	guard *voteGuard
+	r     *raft.Raft
+}
+
+func newGuardedRaft(t *testing.T, id string, dropped bool) *guardedRaft {
+	t.Helper()
 	tr, err := raft.NewTCPTransport("127.0.0.1:0", nil, 2, time.Second, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	guard := newVoteGuard(tr, slog.New(slog.DiscardHandler))
+	g := &guardedRaft{id: raft.ServerID(id), tr: tr, guard: newVoteGuard(tr, slog.New(slog.DiscardHandler))}
+	g.guard.dropped.Store(dropped)
 	c := raft.DefaultConfig()
-	c.LocalID = "empty"
+	c.LocalID = g.id
 	c.Logger = hclogFor(slog.New(slog.DiscardHandler), "test")
+	c.HeartbeatTimeout, c.ElectionTimeout, c.LeaderLeaseTimeout = 200*time.Millisecond, 200*time.Millisecond, 100*time.Millisecond
 	store := raft.NewInmemStore()
-	r, err := raft.NewRaft(c, nopFSM{}, store, store, raft.NewInmemSnapshotStore(), guard)
-	if err != nil {
+	if g.r, err = raft.NewRaft(c, nopFSM{}, store, store, raft.NewInmemSnapshotStore(), g.guard); err != nil {
 		t.Fatal(err)
 	}
-	guard.raft.Store(r)
-	defer r.Shutdown()
+	g.guard.raft.Store(g.r)
+	t.Cleanup(func() { _ = g.r.Shutdown().Error() })
+	return g
+}
 
+// askVote asks g for a vote over TCP as a candidate whose log is ahead of any empty replica's.
+func askVote(t *testing.T, g *guardedRaft) *raft.RequestVoteResponse {
+	t.Helper()
 	client, err := raft.NewTCPTransport("127.0.0.1:0", nil, 2, time.Second, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	ask := func() *raft.RequestVoteResponse {
-		req := &raft.RequestVoteRequest{RPCHeader: raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax,
-			ID: []byte("stale"), Addr: []byte(client.LocalAddr())}, Term: 9, LastLogIndex: 5, LastLogTerm: 3}
-		var resp raft.RequestVoteResponse
-		if err := client.RequestVote("empty", tr.LocalAddr(), req, &resp); err != nil {
-			t.Fatal(err)
-		}
-		return &resp
+	req := &raft.RequestVoteRequest{RPCHeader: raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax,
+		ID: []byte("stale"), Addr: []byte(client.LocalAddr())}, Term: 9, LastLogIndex: 5, LastLogTerm: 3}
+	var resp raft.RequestVoteResponse
+	if err := client.RequestVote(g.id, g.tr.LocalAddr(), req, &resp); err != nil {
+		t.Fatal(err)
 	}
-	if resp := ask(); resp.Granted {
-		t.Fatal("a replica without configuration granted a vote")
+	return &resp
+}
+
+// An empty replica on a node that dropped a replica of the group before grants no vote through the guard, over
+// real TCP; once it has a configuration it votes as raft decides, and the marker is cleared.
+func TestVoteGuardRefusesOnADroppedReplicaWithoutConfiguration(t *testing.T) {
+	g := newGuardedRaft(t, "empty", true)
+	cleared := make(chan struct{}, 1)
+	g.guard.onConfigured = func() { cleared <- struct{}{} }
+	if resp := askVote(t, g); resp.Granted {
+		t.Fatal("an empty replica where one was dropped granted a vote")
 	}
-	if guard.count.Load() != 1 {
-		t.Fatalf("refused %d votes, want 1", guard.count.Load())
+	if g.guard.count.Load() != 1 {
+		t.Fatalf("refused %d votes, want 1", g.guard.count.Load())
 	}
 	// With a configuration that names the candidate, raft itself decides (and grants: the candidate's log is
 	// ahead and no leader is known).
-	boot := raft.Configuration{Servers: []raft.Server{{ID: "empty", Address: tr.LocalAddr()},
-		{ID: "stale", Address: client.LocalAddr()}, {ID: "third", Address: "127.0.0.1:1"}}}
-	if err := r.BootstrapCluster(boot).Error(); err != nil {
+	boot := raft.Configuration{Servers: []raft.Server{{ID: "empty", Address: g.tr.LocalAddr()},
+		{ID: "stale", Address: "127.0.0.1:1"}, {ID: "third", Address: "127.0.0.1:2"}}}
+	if err := g.r.BootstrapCluster(boot).Error(); err != nil {
 		t.Fatal(err)
 	}
-	if resp := ask(); !resp.Granted {
+	if resp := askVote(t, g); !resp.Granted {
 		t.Fatalf("a configured replica refused a vote raft would grant: %+v", resp)
+	}
+	select {
+	case <-cleared:
+	default:
+		t.Fatal("the dropped marker was not cleared once the replica had a configuration")
+	}
+}
+
+// An empty replica that never held the group here votes as raft decides: an initial voter that missed its
+// bootstrap lets the surviving voter elect when the third voter is dead (before, the guard refused it, and
+// such a group stayed without a leader for good).
+func TestInitialVoterThatMissedBootstrapLetsSurvivorsElect(t *testing.T) {
+	survivor := newGuardedRaft(t, "b", false)
+	missed := newGuardedRaft(t, "c", false)
+	conf := raft.Configuration{Servers: []raft.Server{
+		{ID: "a", Address: "127.0.0.1:1"}, // dead: never started
+		{ID: "b", Address: survivor.tr.LocalAddr()},
+		{ID: "c", Address: missed.tr.LocalAddr()},
+	}}
+	if err := survivor.r.BootstrapCluster(conf).Error(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for survivor.r.State() != raft.Leader {
+		if time.Now().After(deadline) {
+			t.Fatalf("no leader after 20s: survivor is %v, refused votes %d", survivor.r.State(), missed.guard.count.Load())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The leader brings the missed voter its configuration.
+	for len(missed.r.GetConfiguration().Configuration().Servers) != 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("the missed voter never learned the configuration")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

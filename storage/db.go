@@ -130,6 +130,11 @@ func (d *DB) SetNode(name string, v []byte) error {
 	return d.db.Set(NodeKey(name), v, pebble.Sync)
 }
 
+// DeleteNode durably removes a node-local value (absent is not an error).
+func (d *DB) DeleteNode(name string) error {
+	return d.db.Delete(NodeKey(name), pebble.Sync)
+}
+
 func (d *DB) get(k []byte) ([]byte, error) {
 	v, closer, err := d.db.Get(k)
 	if errors.Is(err, pebble.ErrNotFound) {
