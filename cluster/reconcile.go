@@ -198,8 +198,8 @@ func (n *Node) membershipStep(r *Replica, step, node string, f raft.IndexFuture)
 
 // caughtUp reports whether node's replica of r's shard knows the group's configuration and has applied within
 // catchUpSlack entries of r. A replica that has not heard from the leader yet is never promoted, however short
-// the log: as a voter it would refuse every vote (voteGuard) and could leave the group without a quorum of
-// voters able to elect.
+// the log: as a voter it could refuse every vote (voteGuard, where the node dropped the group before) and leave
+// the group without a quorum of voters able to elect.
 func (n *Node) caughtUp(r *Replica, node string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()

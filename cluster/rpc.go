@@ -60,7 +60,7 @@ type ReplicaReport struct {
 	Range    *shardmap.Range `json:"range,omitempty"`
 	Memories int64           `json:"memories"`
 	// Configured: the replica knows its group's configuration (it heard from a leader, or was bootstrapped);
-	// until then it grants no vote (voteGuard), so it is not promoted.
+	// until then it is not promoted (it may refuse votes: voteGuard).
 	Configured bool `json:"configured,omitempty"`
 }
 
