@@ -33,10 +33,10 @@ type BackupOptions struct {
 // then every shard streamed from its leader after a read barrier (so each holds every write acknowledged before
 // its turn came), then the external cold segments. Shards are backed up one after the other; writes go on.
 func (n *Node) Backup(ctx context.Context, w io.Writer, o BackupOptions) (backup.Summary, error) {
-	st := n.meta.State()
-	if !st.Initialized() {
-		return backup.Summary{}, fmt.Errorf("%w: the cluster has not formed yet", ErrRefused)
+	if err := n.awaitFormed(ctx); err != nil {
+		return backup.Summary{}, err
 	}
+	st := n.meta.State()
 	if st.Split != nil {
 		return backup.Summary{}, fmt.Errorf("%w: shard %d is splitting; back up once the split is done", ErrRefused, st.Split.Parent)
 	}

@@ -54,6 +54,21 @@ func (n *Node) SearchAll(ctx context.Context, q retrieval.Query, stale bool, per
 	return retrieval.MergeResults(q.K, results...), failed, nil
 }
 
+// formWait bounds how long an operator's request (a backup, a restore) waits for this node to apply the meta
+// group's first entry before it is refused: a node that joined or restarted a moment ago gets there in a second
+// or two, while a cluster that is not forming at all should be told so promptly.
+const formWait = 15 * time.Second
+
+// awaitFormed waits, up to formWait or ctx's deadline, until this node knows the cluster formed; else ErrRefused.
+func (n *Node) awaitFormed(ctx context.Context) error {
+	wctx, cancel := context.WithTimeout(ctx, formWait)
+	defer cancel()
+	if _, err := n.ShardCount(wctx); err != nil {
+		return fmt.Errorf("%w: the cluster has not formed yet", ErrRefused)
+	}
+	return nil
+}
+
 // ShardCount is the cluster's shard count, waiting (up to ctx's deadline) while the cluster forms.
 func (n *Node) ShardCount(ctx context.Context) (int, error) {
 	for {

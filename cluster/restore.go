@@ -146,11 +146,12 @@ func spoolPart(p *backup.Part, path string) error {
 // checkTarget refuses a restore this cluster cannot take, before anything is written, and returns the splits
 // that give the cluster the backup's ranges.
 func (n *Node) checkTarget(ctx context.Context, sp *spooled, o RestoreOptions) ([]uint32, error) {
+	if err := n.awaitFormed(ctx); err != nil {
+		return nil, err
+	}
 	st := n.meta.State()
 	m := sp.m
 	switch {
-	case !st.Initialized():
-		return nil, fmt.Errorf("%w: the cluster has not formed yet", ErrRefused)
 	case st.Split != nil:
 		return nil, fmt.Errorf("%w: a split is under way", ErrRefused)
 	case m.Buckets != st.Buckets:
