@@ -22,6 +22,7 @@ import (
 // (NodeRemoved). Removing a node that still holds replicas, or whose loss would leave a shard without a
 // quorum or without another copy of its data, is refused unless force; Lost then names what was given up.
 func (n *Node) SetNodeState(ctx context.Context, id, state string, force bool) (apiv1.NodeStateResponse, error) {
+	n.awaitMetaCaughtUp(ctx)
 	st := n.meta.State()
 	res := apiv1.NodeStateResponse{Node: id, State: state}
 	if _, ok := st.Nodes[id]; !ok {

@@ -37,6 +37,23 @@ func (n *Node) metaCaughtUp() bool {
 	return n.mraft.raft.AppliedIndex() >= rep.MetaApplied
 }
 
+// metaCatchUpWait bounds how long an operator's decision waits for this node's meta replica to catch up.
+const metaCatchUpWait = 5 * time.Second
+
+// awaitMetaCaughtUp waits, up to metaCatchUpWait or ctx's end, until this node's meta replica has applied what
+// the meta leader had: an operator's decision (drain, remove) reads the meta state as the leader has it, not as
+// a node that joined a moment ago or lags does (a drain asked of such a node named a member it had not applied
+// yet unknown). It returns either way; the meta leader applies the decision to its own state.
+func (n *Node) awaitMetaCaughtUp(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, metaCatchUpWait)
+	defer cancel()
+	for !n.metaCaughtUp() {
+		if sleepCtx(ctx, 50*time.Millisecond) != nil {
+			return
+		}
+	}
+}
+
 // restartHeld starts or drops the replicas held before the restart, once the meta state can be trusted. It
 // reports whether every one of them is settled.
 func (n *Node) restartHeld(st MetaState) bool {

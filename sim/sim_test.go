@@ -53,6 +53,10 @@ func testLogger(t *testing.T) *slog.Logger {
 // TestSimSchedules runs one seeded fault schedule per seed against a real raft group of real ShardFSMs and checks
 // every user's history for linearizability and the healed replicas for byte-identical keyspaces.
 func TestSimSchedules(t *testing.T) {
+	if os.Getenv(childEnv) == "" && *flagSeed == 0 {
+		isolate(t) // this same test, in a child process (isolate_test.go)
+		return
+	}
 	var tally tally
 	start := time.Now()
 	// Runs sleep most of the time (raft timers, think times, fault steps), so seeds run -parallel at a time.

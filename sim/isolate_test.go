@@ -1,0 +1,79 @@
+package sim
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// childEnv marks the child process that runs the schedules (isolate).
+const childEnv = "MEMCLUSTER_SIM_CHILD"
+
+// isolate runs TestSimSchedules' seeds in a child process of this test binary and reports its result.
+//
+// hashicorp/raft#697 (DESIGN.md) can still panic a follower inside raft ("log not found" in processLogs) on any
+// seed now and then under load (CI met it on seed 2 once, and again later); a panic in raft's goroutine kills
+// the process, and with it every seed's verdict. In a child, the panic is recognised by its stack: the run is
+// logged KNOWN UPSTREAM, like the livelock form of the same bug, and the schedules run once more. A second panic,
+// or any other failure, fails the test with the child's output. -sim.strict fails on the first panic.
+func isolate(t *testing.T) {
+	t.Helper()
+	args := []string{"-test.run=^TestSimSchedules$", "-test.count=1", "-test.v"}
+	flag.Visit(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Name, "sim.") || f.Name == "test.timeout" || f.Name == "test.parallel" {
+			args = append(args, fmt.Sprintf("-%s=%s", f.Name, f.Value))
+		}
+	})
+	for attempt := 1; ; attempt++ {
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), childEnv+"=1")
+		out, err := cmd.CombinedOutput()
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.Contains(line, "seeds in") || strings.Contains(line, "KNOWN UPSTREAM") {
+				t.Log(strings.TrimSpace(line))
+			}
+		}
+		switch {
+		case err == nil:
+			return
+		case raft697Panic(out) && attempt == 1 && !*flagStrict:
+			t.Logf("KNOWN UPSTREAM hashicorp/raft#697: a follower panicked inside raft (log not found in processLogs); "+
+				"running the schedules again (-sim.strict fails it):\n%s", panicLines(out))
+			continue
+		default:
+			t.Fatalf("the schedules failed (%v):\n%s", err, out)
+		}
+	}
+}
+
+// raft697Panic reports whether out ends in hashicorp/raft#697's panic: log not found, from processLogs.
+func raft697Panic(out []byte) bool {
+	i := bytes.Index(out, []byte("panic: log not found"))
+	return i >= 0 && bytes.Contains(out[i:], []byte("hashicorp/raft.(*Raft).processLogs"))
+}
+
+// panicLines is the panic and the frames under it.
+func panicLines(out []byte) string {
+	i := bytes.Index(out, []byte("panic: "))
+	if i < 0 {
+		return ""
+	}
+	lines := strings.Split(string(out[i:]), "\n")
+	return strings.Join(lines[:min(len(lines), 12)], "\n")
+}
+
+func TestRaft697PanicIsRecognisedByItsStack(t *testing.T) {
+	out := []byte("=== RUN   TestSimSchedules/seeds/seed=7\npanic: log not found\n\ngoroutine 7914 [running]:\n" +
+		"github.com/hashicorp/raft.(*Raft).processLogs(0x12ad2a766588, 0x80, 0x0)\n" +
+		"\t/root/go/pkg/mod/github.com/hashicorp/raft@v1.8.0/raft.go:1333 +0x8a7\n")
+	if !raft697Panic(out) {
+		t.Fatal("raft#697's panic not recognised")
+	}
+	if raft697Panic([]byte("panic: log not found\n\ngoroutine 1 [running]:\ngithub.com/memcluster/memcluster/sim.Run()\n")) {
+		t.Fatal("a panic elsewhere taken for raft#697's")
+	}
+}
