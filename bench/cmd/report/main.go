@@ -211,6 +211,9 @@ func main() {
 
 	// (c) writes.
 	w("### (c) 3-replica acknowledged writes: memcluster vs etcd\n\n")
+	if when := newest(filepath.Join(*in, "memcluster-c*-r*.json")); !when.IsZero() {
+		w("Measured %s (the write runs can be repeated apart from the rest: `SKIP_GOBENCH=1 SKIP_PEERS=1 bench/run.sh`).\n", when.UTC().Format("2006-01-02 15:04 UTC"))
+	}
 	w("*memcluster*: three `memnode` processes (`make build`; `--bootstrap-expect 3 --join --gossip-profile local`, 16 shards ×\n")
 	w("3 replicas, HTTP on 127.0.0.1:27480/27490/27500), loaded by `memctl -o json bench write --clients N --duration %s\n", *dur)
 	w("--addr-list …` (single-memory puts of ~200 bytes of text, embedded and indexed in the request path, clients\n")
@@ -496,4 +499,16 @@ func drawPlot(path string, peers Peers) error {
 		return err
 	}
 	return fh.Close()
+}
+
+// newest is the latest modification time of the files matching pattern (zero when none).
+func newest(pattern string) time.Time {
+	files, _ := filepath.Glob(pattern)
+	var t time.Time
+	for _, fn := range files {
+		if fi, err := os.Stat(fn); err == nil && fi.ModTime().After(t) {
+			t = fi.ModTime()
+		}
+	}
+	return t
 }
