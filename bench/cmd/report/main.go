@@ -490,6 +490,11 @@ func drawPlot(path string, peers Peers) error {
 	cs := plot.Align([][]*plot.Plot{{pv, pf}}, tiles, dc)
 	pv.Draw(cs[0][0])
 	pf.Draw(cs[0][1])
+	return savePNG(path, img)
+}
+
+// savePNG writes img to path as a PNG.
+func savePNG(path string, img *vgimg.Canvas) error {
 	fh, err := os.Create(path)
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"image/color"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -123,13 +122,5 @@ func drawWritePlot(path string, clients []int) error {
 	cs := plot.Align([][]*plot.Plot{{thr, lat}}, tiles, draw.New(img))
 	thr.Draw(cs[0][0])
 	lat.Draw(cs[0][1])
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(fh); err != nil {
-		fh.Close()
-		return err
-	}
-	return fh.Close()
+	return savePNG(path, img)
 }
