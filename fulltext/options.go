@@ -35,7 +35,8 @@ type Options struct {
 	// applied-index marker. Ignored when InMemory.
 	NoSync bool
 	// PersisterNap is how long scorch's persister waits to gather in-memory segments before writing them,
-	// merged, to disk (default 1s; negative disables). Searches see a batch at once either way.
+	// merged, to disk (default 1s with NoSync, none without; negative disables). Searches see a batch at once
+	// either way. Without NoSync every Apply waits for the persister, so a nap would be added to each one.
 	PersisterNap time.Duration
 	// MaxSegmentsPerTier lets this many segments accumulate in a tier before scorch merges them (default 20;
 	// bleve's own is 10). Higher means less merge work on write-heavy shards and a little more per search.
@@ -85,7 +86,7 @@ func (o Options) withDefaults() Options {
 	} else if o.CommonTermMinDF < 0 {
 		o.CommonTermMinDF = 0
 	}
-	if o.PersisterNap == 0 {
+	if o.PersisterNap == 0 && o.NoSync {
 		o.PersisterNap = time.Second
 	} else if o.PersisterNap < 0 {
 		o.PersisterNap = 0
