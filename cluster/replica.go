@@ -67,16 +67,29 @@ func (r *Replica) watchLeadership() {
 				r.Index.SetLeader(leader)
 			}
 			if leader {
-				go func() {
-					if err := r.raft.Barrier(10 * time.Second).Error(); err != nil {
-						r.log.Warn("leader barrier failed", "err", err)
-						return
-					}
-					if gen.Load() == g {
-						r.readable.Store(true)
-					}
-				}()
+				go r.becomeReadable(&gen, g)
 			}
+		}
+	}
+}
+
+// becomeReadable applies a barrier in the new term and then lets linearizable reads in. A barrier that fails
+// while this replica still leads in the same leadership (one aborted by a user snapshot restore, as a cluster
+// restore does) is tried again: giving up left the leader refusing every linearizable read for its whole term.
+func (r *Replica) becomeReadable(gen *atomic.Uint64, g uint64) {
+	for gen.Load() == g && r.IsLeader() {
+		err := r.raft.Barrier(10 * time.Second).Error()
+		if err == nil {
+			if gen.Load() == g {
+				r.readable.Store(true)
+			}
+			return
+		}
+		r.log.Warn("leader barrier failed; trying again", "err", err)
+		select {
+		case <-r.stop:
+			return
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
