@@ -15,11 +15,6 @@ import (
 // the Raft port listens on the bind host.
 func TestBindHostListensThereAndAdvertisesNames(t *testing.T) {
 	c := &testCluster{t: t, base: testConfig()}
-	t.Cleanup(func() {
-		for _, tn := range c.nodes {
-			tn.stop()
-		}
-	})
 	named := func() string {
 		_, port, _ := net.SplitHostPort(freeAddr(t))
 		return "localhost:" + port
@@ -33,6 +28,7 @@ func TestBindHostListensThereAndAdvertisesNames(t *testing.T) {
 			cfg.Join = []string{c.nodes[0].cfg.GossipAddr} // a name, as --join n1:7482
 		}
 		tn := &testNode{cfg: cfg, dir: cfg.DataDir}
+		t.Cleanup(tn.stop) // after its TempDir's, so it runs before the dir is removed
 		c.start(tn)
 		c.nodes = append(c.nodes, tn)
 	}

@@ -154,11 +154,6 @@ func TestJoiningNodesTakeUnderReplicatedShards(t *testing.T) {
 	cfg := testConfig()
 	cfg.SnapshotThreshold = 16 // force snapshot installs onto the newcomers
 	c := &testCluster{t: t, base: cfg}
-	t.Cleanup(func() {
-		for _, tn := range c.nodes {
-			tn.stop()
-		}
-	})
 	first := cfg
 	first.NodeID, first.BootstrapExpect = "n1", 1
 	n1 := c.add(first)

@@ -265,11 +265,6 @@ func TestZonesKeepReplicasApart(t *testing.T) {
 	base := testConfig()
 	base.Shards = 8
 	c := &testCluster{t: t, base: base}
-	t.Cleanup(func() {
-		for _, tn := range c.nodes {
-			tn.stop()
-		}
-	})
 	for i, zone := range []string{"a", "b", "c"} {
 		cfg := base
 		cfg.NodeID, cfg.Zone, cfg.BootstrapExpect = fmt.Sprintf("n%d", i+1), zone, 3

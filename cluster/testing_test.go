@@ -56,6 +56,7 @@ type testCluster struct {
 	nodes []*testNode
 	base  Config
 	logs  *logTail
+	bg    []func() // stops of the background workers
 }
 
 // freeAddr is a loopback address outside the kernel's ephemeral range (see testport).
@@ -82,11 +83,6 @@ func makeCluster(t *testing.T, n int, base Config) *testCluster {
 		cfg.BootstrapExpect = n
 		c.add(cfg)
 	}
-	t.Cleanup(func() {
-		for _, tn := range c.nodes {
-			tn.stop()
-		}
-	})
 	return c
 }
 
@@ -99,6 +95,15 @@ func (c *testCluster) add(cfg Config) *testNode {
 		cfg.Join = []string{c.nodes[0].cfg.GossipAddr}
 	}
 	tn := &testNode{cfg: cfg, dir: cfg.DataDir}
+	// Registered after the node's TempDir, so it runs before the dir is removed (cleanups run last in, first
+	// out): a node that joined after the cluster's own cleanup was registered would otherwise still run raft
+	// on a removed dir. Background writers stop first, so none calls into a stopped node.
+	c.t.Cleanup(func() {
+		for _, stop := range c.bg {
+			stop()
+		}
+		tn.stop()
+	})
 	c.start(tn)
 	c.nodes = append(c.nodes, tn)
 	return tn
@@ -160,9 +165,10 @@ func (c *testCluster) restart(tn *testNode) {
 
 const testDim = 8
 
+// testIndexFactory opens bleve as memnode does (NoSync: a crash loses a suffix that the next open re-feeds).
 func testIndexFactory(dir string, db *storage.DB, log *slog.Logger) IndexFactory {
 	return func(shard uint32) (ShardIndex, error) {
-		ft, err := fulltext.Open(filepath.Join(dir, "index", fmt.Sprint(shard)), fulltext.Options{})
+		ft, err := fulltext.Open(filepath.Join(dir, "index", fmt.Sprint(shard)), fulltext.Options{NoSync: true})
 		if err != nil {
 			return nil, err
 		}
@@ -257,6 +263,7 @@ func (c *testCluster) background(workers int, work func(w int, stop <-chan struc
 	}
 	var once sync.Once
 	stop = func() { once.Do(func() { close(done); wg.Wait() }) }
+	c.bg = append(c.bg, stop)
 	c.t.Cleanup(stop)
 	return stop
 }
