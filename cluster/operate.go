@@ -37,7 +37,7 @@ func (n *Node) SetNodeState(ctx context.Context, id, state string, force bool) (
 			return res, err
 		}
 	case NodeRemoved:
-		lost := n.removalLoss(st, id)
+		lost := removalLoss(st, n.shardViews(ctx, st), n.liveMembers(), id)
 		if len(lost) > 0 && !force {
 			return res, errorf(ErrRefused, "removing %s would lose %v; drain it first, or give --force", id, lost)
 		}
@@ -66,12 +66,17 @@ func (n *Node) canDrain(st MetaState, id string) error {
 }
 
 // removalLoss names the shards that losing id would hurt: data on no other live node, or fewer live voters
-// than a quorum of the group.
-func (n *Node) removalLoss(st MetaState, id string) []string {
-	live := n.liveMembers()
+// than a quorum of the group. A shard's group is its placement and what its leader reports: a node the
+// placement moved off is still a voter until the leader removes it, and losing it then can cost the quorum
+// (a removal that left a group with a dead voter and the removed one could never change its membership again).
+func removalLoss(st MetaState, views []shardView, live map[string]NodeInfo, id string) []string {
 	_, alive := live[id]
 	var lost []string
-	for s, reps := range st.Placement {
+	for s, placed := range st.Placement {
+		reps := placed
+		if s < len(views) {
+			reps = views[s].voting(placed)
+		}
 		if !slices.Contains(reps, id) {
 			continue
 		}

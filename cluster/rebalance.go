@@ -26,6 +26,27 @@ func (v shardView) converged(placed []string) bool {
 	return v.leader != "" && len(v.nonvoters) == 0 && slices.Equal(v.voters, sortedCopy(placed))
 }
 
+// holders are the nodes that hold the shard or may still: its placement, and the voters and non-voters its
+// leader reports (a replica moved off in the placement stays in the group until the leader removes it).
+func (v shardView) holders(placed []string) []string {
+	return union(v.voting(placed), v.nonvoters)
+}
+
+// voting are the nodes whose votes the shard's quorum may count: its placement and the voters its leader reports.
+func (v shardView) voting(placed []string) []string {
+	return union(placed, v.voters)
+}
+
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, id := range b {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // shardViews reads every shard's group from the reports of the live nodes.
 func (n *Node) shardViews(ctx context.Context, st MetaState) []shardView {
 	return viewsFrom(st, n.gatherReports(ctx, sortedKeys(st.Nodes), n.memberStates()))

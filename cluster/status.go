@@ -31,7 +31,9 @@ func (n *Node) Status(ctx context.Context) apiv1.ClusterStatus {
 	views := viewsFrom(st, reports)
 	load, leads, bytes := map[string]int{}, map[string]int{}, map[string]uint64{}
 	for s, reps := range st.Placement {
-		for _, id := range reps {
+		// A node counts a replica until its shard's group no longer has it, not only until the placement
+		// moves it: a drain is done when the node is out of every group.
+		for _, id := range views[s].holders(reps) {
 			load[id]++
 		}
 		leads[views[s].leader]++
