@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make bench`: Go benchmarks, then the peer comparisons of issue 5 in one run, then the report.
+# `make bench`: Go benchmarks, then the peer comparisons in one run, the footprint, then the report.
 #   1. Go benchmarks of vector, fulltext and raftstore (short benchtime)        -> $OUT/gobench.txt
 #      and tenant independence: a 200-memory user alone in its shard vs beside TENANT_OTHERS -> $OUT/tenant.txt
 #   2. bench/cmd/peers: vector index vs chromem-go vs stream bandwidth, fulltext vs plain bleve
@@ -7,11 +7,13 @@
 #   3. 3-replica acknowledged writes: memcluster (3 memnode processes) vs etcd (3 embedded members,
 #      bench/etcdpeer, a throwaway nested module), WRITE_CLIENTS clients (1 16 64), REPS runs of DUR each
 #                                                                                -> $OUT/{memcluster,etcd}-cN-rR.json
+#   3b. footprint: one memnode --dev holding FOOTPRINT_TARGET memories (1000000), RSS against raw bytes,
+#       after the load and after a restart (bench/footprint.sh)                   -> $OUT/footprint/footprint.txt
 #   4. bench/cmd/report: rewrites the "peers" section of docs/benchmarks.md, draws docs/search-latency.png
 #      and docs/write-scaling.png
-# Ports: memcluster 27480-27502 (HTTP/raft/gossip per node), etcd 27510-27515.
+# Ports: memcluster 27480-27502 (HTTP/raft/gossip per node), etcd 27510-27515, footprint 27600-27602.
 # Environment: OUT (bench/out), REPS (3), DUR (5s), GOBENCHTIME (100ms), SKIP_GOBENCH=1, SKIP_PEERS=1 (reuse $OUT/peers.json),
-#              SKIP_WRITES=1, WRITE_CLIENTS ("1 16 64"), TENANT_OTHERS (memories/users beside the small user, 200000/2000).
+#              SKIP_WRITES=1, SKIP_FOOTPRINT=1, FOOTPRINT_TARGET (1000000), WRITE_CLIENTS ("1 16 64"), TENANT_OTHERS (memories/users beside the small user, 200000/2000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/out}
@@ -106,6 +108,13 @@ if [ -z "${SKIP_WRITES:-}" ]; then
   done
   cleanup
   PIDS=()
+fi
+
+# 3b. Footprint.
+if [ -z "${SKIP_FOOTPRINT:-}" ]; then
+  say "footprint at ${FOOTPRINT_TARGET:-1000000} memories (bench/footprint.sh)"
+  OUT="$OUT/footprint" TARGET="${FOOTPRINT_TARGET:-1000000}" bench/footprint.sh
+  rm -rf "$OUT/footprint/data"
 fi
 
 # 4. Report.
