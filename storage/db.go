@@ -159,10 +159,11 @@ func (d *DB) GetMemory(shard uint32, user, id string) (memory.Memory, error) {
 	return DecodeMemory(v)
 }
 
-// ScanShard calls fn for every memory of shard in key order; fn returning false stops the scan.
+// ScanShard calls fn for every memory of shard in key order; fn returning false stops the scan. It is for bulk
+// reads: the records are decoded ahead of fn on other goroutines (scanParallel).
 func (d *DB) ScanShard(shard uint32, fn func(memory.Memory) bool) error {
 	lo, hi := dataRange(shard)
-	return d.scan(lo, hi, fn)
+	return d.scanParallel(lo, hi, fn)
 }
 
 // ScanUser calls fn for every memory of user in shard, oldest first.
