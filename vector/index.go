@@ -77,6 +77,44 @@ func (ix *Index) Upsert(ns, id string, vec []float32) error {
 	}
 }
 
+// UpsertMany is Upsert of vecs[i] under (ns, ids[i]) for every i, under one lock, with the namespace grown once
+// to hold them all: a bulk load (a shard's index rebuilt on open) then copies each slab once instead of at every
+// growth of append. It checks every vector before storing any.
+func (ix *Index) UpsertMany(ns string, ids []string, vecs [][]float32) error {
+	if len(ids) != len(vecs) {
+		return fmt.Errorf("vector: %d ids for %d vectors", len(ids), len(vecs))
+	}
+	for i, v := range vecs {
+		if len(v) != ix.dim {
+			return fmt.Errorf("%w: got %d, want %d", ErrDimension, len(v), ix.dim)
+		}
+		if ids[i] == "" {
+			return ErrEmptyID
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	for {
+		n := ix.lookupOrCreate(ns)
+		n.mu.Lock()
+		if n.dropped {
+			n.mu.Unlock()
+			continue
+		}
+		n.grow(len(ids), ix.dim)
+		added := 0
+		for i, id := range ids {
+			if n.upsert(id, vecs[i]) {
+				added++
+			}
+		}
+		ix.total.Add(int64(added))
+		n.mu.Unlock()
+		return nil
+	}
+}
+
 // Delete removes (ns, id) and reports whether it existed.
 func (ix *Index) Delete(ns, id string) bool {
 	n := ix.lookup(ns)

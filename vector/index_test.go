@@ -235,3 +235,41 @@ func TestShrinkKeepsContents(t *testing.T) {
 		t.Fatalf("Len %d after deleting all", ix.Len())
 	}
 }
+
+// TestUpsertManyMatchesUpsert: a bulk upsert (new ids and replacements, over several calls) leaves the index as
+// one Upsert per vector does: the same counts and the same search results; a bad vector stores none of its call.
+func TestUpsertManyMatchesUpsert(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	const dim = 64
+	one, many := New(dim), New(dim)
+	vecs := map[string][]float32{}
+	for round := range 4 {
+		var ids []string
+		var vs [][]float32
+		for i := range 300 {
+			id := fmt.Sprintf("m-%d", (round*200+i)%700) // later rounds replace some earlier ids
+			v := randUnit(r, dim)
+			ids, vs, vecs[id] = append(ids, id), append(vs, v), v
+			if err := one.Upsert("u", id, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := many.UpsertMany("u", ids, vs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if many.Len() != one.Len() || many.NamespaceLen("u") != len(vecs) {
+		t.Fatalf("len: many %d one %d, namespace %d, want %d", many.Len(), one.Len(), many.NamespaceLen("u"), len(vecs))
+	}
+	for range 20 {
+		q := randUnit(r, dim)
+		if got, want := many.Search("u", q, 10, nil), one.Search("u", q, 10, nil); !reflect.DeepEqual(got, want) {
+			t.Fatalf("search: %v, want %v", got, want)
+		}
+		checkSearch(t, many, "u", vecs, q, 10, nil)
+	}
+	err := many.UpsertMany("u", []string{"new-1", "new-2"}, [][]float32{randUnit(r, dim), make([]float32, dim-1)})
+	if !errors.Is(err, ErrDimension) || many.NamespaceLen("u") != len(vecs) {
+		t.Fatalf("bad vector: %v, namespace %d", err, many.NamespaceLen("u"))
+	}
+}

@@ -1,6 +1,9 @@
 package vector
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // namespace holds one user's vectors: a dim-strided float32 slab scanned
 // linearly, optionally an int8 copy of it (q8, with one scale per row), and
@@ -41,6 +44,21 @@ func (n *namespace) upsert(id string, vec []float32) bool {
 		n.qscale[s] = quantize(n.q8[s*dim:(s+1)*dim], vec)
 	}
 	return !ok
+}
+
+// grow makes room for rows more rows (some may replace existing ones and need none) in one reallocation of
+// each slab, so the appends that follow do not copy. Caller holds mu.
+func (n *namespace) grow(rows, dim int) {
+	want := len(n.ids) + rows
+	if cap(n.ids) >= want {
+		return
+	}
+	n.ids = slices.Grow(n.ids, rows)
+	n.slab = slices.Grow(n.slab, rows*dim)
+	if n.quant {
+		n.q8 = slices.Grow(n.q8, rows*dim)
+		n.qscale = slices.Grow(n.qscale, rows)
+	}
 }
 
 // remove deletes id, moving the last row into its slot. Caller holds mu.

@@ -16,7 +16,13 @@ func quantize(dst []int8, v []float32) float32 {
 	dst = dst[:len(v)]
 	var m float32
 	for _, x := range v {
-		m = max(m, float32(math.Abs(float64(x))))
+		// Plain comparisons: the float max builtin orders NaN and signed zeros, and costs several times more.
+		if a := abs32(x); a > m {
+			m = a
+		} else if a != a {
+			m = a // NaN
+			break
+		}
 	}
 	if m == 0 || m != m || m > math.MaxFloat32 { // zero, NaN or Inf: all zeros
 		clear(dst)
@@ -24,10 +30,31 @@ func quantize(dst []int8, v []float32) float32 {
 	}
 	inv := 127 / m
 	for i, x := range v {
-		r := math.Round(float64(x * inv))
-		dst[i] = int8(min(max(r, -127), 127))
+		dst[i] = round127(x * inv)
 	}
 	return m / 127
+}
+
+// abs32 is |x| by clearing the sign bit: the same value as math.Abs through float64, without the conversions
+// (quantize runs once per stored vector, so a restart pays it for every memory).
+func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
+
+// round127 rounds r (finite) half away from zero, as math.Round, and clamps it to [-127, 127]. r minus its
+// truncation is exact in float32, so comparing that fraction with 0.5 rounds exactly (adding 0.5 would not:
+// 0.49999997 + 0.5 rounds up to 1); TestQuantizeMatchesFloat64Rounding holds it to the float64 reference.
+func round127(r float32) int8 {
+	a := abs32(r)
+	if a > 127 {
+		a = 127
+	}
+	i := int32(a)
+	if a-float32(i) >= 0.5 && i < 127 {
+		i++
+	}
+	if r < 0 {
+		return int8(-i)
+	}
+	return int8(i)
 }
 
 // quantizeQuery is quantize widened to int16, the layout the int8 kernel

@@ -307,3 +307,74 @@ func TestQuantRecall(t *testing.T) {
 		}
 	}
 }
+
+// quantizeReference is quantize as first written, through float64 math.Abs and math.Round.
+func quantizeReference(dst []int8, v []float32) float32 {
+	dst = dst[:len(v)]
+	var m float32
+	for _, x := range v {
+		m = max(m, float32(math.Abs(float64(x))))
+	}
+	if m == 0 || m != m || m > math.MaxFloat32 {
+		clear(dst)
+		return 0
+	}
+	inv := 127 / m
+	for i, x := range v {
+		r := math.Round(float64(x * inv))
+		dst[i] = int8(min(max(r, -127), 127))
+	}
+	return m / 127
+}
+
+// TestQuantizeMatchesFloat64Rounding: the float32 quantize gives the same int8 rows and scales as the float64
+// reference, on random vectors and on values that sit exactly on a rounding half (k + 0.5 after scaling), where
+// a different rounding would show.
+func TestQuantizeMatchesFloat64Rounding(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	check := func(v []float32) {
+		t.Helper()
+		got, want := make([]int8, len(v)), make([]int8, len(v))
+		gs, ws := quantize(got, v), quantizeReference(want, v)
+		if gs != ws || !slices.Equal(got, want) {
+			t.Fatalf("v=%v: got %v scale %v, reference %v scale %v", v, got, gs, want, ws)
+		}
+	}
+	for range 20000 {
+		v := make([]float32, 1+rng.IntN(300))
+		for i := range v {
+			v[i] = float32(rng.NormFloat64()) * float32(math.Pow(10, float64(rng.IntN(9)-4)))
+		}
+		check(v)
+	}
+	for k := -127; k <= 126; k++ { // max 127 makes inv exactly 1: x*inv = k + 0.5
+		check([]float32{127, float32(k) + 0.5, -float32(k) - 0.5, float32(k) + 0.49999997, float32(k) + 0.50000006})
+	}
+	check([]float32{0, -0, 0})
+	check([]float32{float32(math.Inf(-1)), 1})
+	check([]float32{1e-45, -1e-45}) // subnormal maximum
+	nan := float32(math.NaN())
+	check([]float32{1, nan, 3})
+	check([]float32{5, 1, nan})
+	check([]float32{nan, nan})
+}
+
+// BenchmarkQuantize: one 256-d row, as every stored vector (and every vector a restart reloads) is quantized.
+func BenchmarkQuantize(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	v := make([]float32, 256)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	dst := make([]int8, len(v))
+	for _, impl := range []struct {
+		name string
+		f    func([]int8, []float32) float32
+	}{{"float32", quantize}, {"float64-reference", quantizeReference}} {
+		b.Run(impl.name, func(b *testing.B) {
+			for b.Loop() {
+				impl.f(dst, v)
+			}
+		})
+	}
+}
