@@ -7,8 +7,6 @@ import (
 	"io"
 	"testing"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/memcluster/memcluster/fulltext"
 	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/storage"
@@ -25,12 +23,7 @@ func TestResetClearsLargeFullTextIndex(t *testing.T) {
 		batch = append(batch, memory.Memory{ID: f.ids.New(t0), UserID: "u", Type: memory.Episodic,
 			Text: fmt.Sprintf("note %d", i), OccurredAt: t0, CreatedAt: t0, Embedding: vecs[0], EmbedModel: f.emb.Fingerprint()})
 		if len(batch) == 500 {
-			cmd, err := storage.EncodePut(batch)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f.n++
-			f.fsm.Apply(&raft.Log{Index: f.n, Term: 1, Type: raft.LogCommand, Data: cmd})
+			f.putBatch(batch)
 			batch = nil
 		}
 	}

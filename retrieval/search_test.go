@@ -83,6 +83,17 @@ func (f *fixture) put(m memory.Memory) memory.Memory {
 	return m
 }
 
+// putBatch applies ms as one raft entry, as a batch put does (the ids and embeddings are the caller's).
+func (f *fixture) putBatch(ms []memory.Memory) {
+	f.t.Helper()
+	cmd, err := storage.EncodePut(ms)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.n++
+	f.fsm.Apply(&raft.Log{Index: f.n, Term: 1, Type: raft.LogCommand, Data: cmd})
+}
+
 func (f *fixture) search(q Query) []Result {
 	f.t.Helper()
 	vecs, _ := f.emb.Embed(context.Background(), []string{q.Text})

@@ -19,6 +19,7 @@ import (
 // VectorIndex is what retrieval needs of a vector index (vector.Index satisfies it; an HNSW index could too).
 type VectorIndex interface {
 	Upsert(ns, id string, vec []float32) error
+	UpsertMany(ns string, ids []string, vecs [][]float32) error
 	Delete(ns, id string) bool
 	Search(ns string, q []float32, k int, filter func(id string) bool) []vector.Hit
 	Score(ns, id string, q []float32) (float32, bool)
@@ -150,9 +151,11 @@ func (s *ShardIndex) load() error {
 		}
 	}
 	var docs []fulltext.Doc
+	var vecs vectorBatch
 	n := 0
 	err = s.db.ScanShard(s.shard, func(m memory.Memory) bool {
-		s.indexVector(m)
+		s.indexAttrs(m)
+		s.loadVector(&vecs, m)
 		n++
 		if reindex {
 			docs = append(docs, toDoc(m))
@@ -166,6 +169,7 @@ func (s *ShardIndex) load() error {
 	if err != nil {
 		return err
 	}
+	s.flushVectors(&vecs)
 	if reindex {
 		if err := s.finishFullFeed(docs, applied); err != nil {
 			return err
@@ -254,6 +258,53 @@ func (s *ShardIndex) clearText(ids []string) error {
 }
 
 func (s *ShardIndex) indexVector(m memory.Memory) {
+	s.indexAttrs(m)
+	if s.searchable(m) {
+		if err := s.vec.Upsert(m.UserID, m.ID, m.Embedding); err != nil {
+			s.log.Warn("vector upsert", "id", m.ID, "err", err)
+		}
+	}
+}
+
+// searchable reports whether m's embedding is of the shard's model, the only vectors a search may compare.
+func (s *ShardIndex) searchable(m memory.Memory) bool {
+	return m.EmbedModel == s.model && len(m.Embedding) == s.vec.Dim()
+}
+
+// vectorBatch gathers the vectors of one user during a load: a shard scan meets each user's memories one after
+// another (keys are user first), so they enter the vector index a few thousand at a time and its slabs grow
+// once per call instead of at every append.
+type vectorBatch struct {
+	user string
+	ids  []string
+	vecs [][]float32
+}
+
+// vectorBatchMax bounds what a load holds beside the index (4,096 vectors are 4 MiB at 256 dimensions).
+const vectorBatchMax = 4096
+
+func (s *ShardIndex) loadVector(b *vectorBatch, m memory.Memory) {
+	if m.UserID != b.user || len(b.ids) == vectorBatchMax {
+		s.flushVectors(b)
+		b.user = m.UserID
+	}
+	if s.searchable(m) {
+		b.ids, b.vecs = append(b.ids, m.ID), append(b.vecs, m.Embedding)
+	}
+}
+
+func (s *ShardIndex) flushVectors(b *vectorBatch) {
+	if len(b.ids) > 0 {
+		if err := s.vec.UpsertMany(b.user, b.ids, b.vecs); err != nil {
+			s.log.Warn("vector upsert", "user", b.user, "memories", len(b.ids), "err", err)
+		}
+	}
+	clear(b.vecs) // the embeddings were copied into the index
+	b.ids, b.vecs = b.ids[:0], b.vecs[:0]
+}
+
+// indexAttrs records what filters and the pipeline's timelines need of m.
+func (s *ShardIndex) indexAttrs(m memory.Memory) {
 	s.mu.Lock()
 	s.attrs[m.ID] = &attrs{user: m.UserID, typ: m.Type, agent: m.AgentID, run: m.RunID, occurred: m.OccurredAt,
 		tags: m.Tags, shared: m.IsShared(), retired: m.Retired(), archive: m.IsArchive()}
@@ -262,11 +313,6 @@ func (s *ShardIndex) indexVector(m memory.Memory) {
 	}
 	s.tl.noteLocked(m)
 	s.mu.Unlock()
-	if m.EmbedModel == s.model && len(m.Embedding) == s.vec.Dim() {
-		if err := s.vec.Upsert(m.UserID, m.ID, m.Embedding); err != nil {
-			s.log.Warn("vector upsert", "id", m.ID, "err", err)
-		}
-	}
 }
 
 // Close closes the full-text index.
