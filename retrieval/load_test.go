@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"testing"
@@ -48,5 +49,37 @@ func TestOpenLoadsEveryVectorInBatches(t *testing.T) {
 		if ok != wantOK || got != want || ok != (m.EmbedModel == f.emb.Fingerprint()) {
 			t.Fatalf("%s/%s (%s): score %v %v, written %v %v", m.UserID, m.ID, m.EmbedModel, got, ok, want, wantOK)
 		}
+	}
+}
+
+// failingScan is Records whose shard scan fails after a number of memories, as a read error would.
+type failingScan struct {
+	Records
+	after int
+}
+
+func (r failingScan) ScanShard(shard uint32, fn func(memory.Memory) bool) error {
+	n := 0
+	if err := r.Records.ScanShard(shard, func(m memory.Memory) bool { n++; return n <= r.after && fn(m) }); err != nil {
+		return err
+	}
+	return errors.New("read failed")
+}
+
+// TestFailedReloadKeepsVectorsOfWhatItLoaded: a reset whose reload fails partway (the index keeps serving, the
+// error is logged) has a vector for every memory whose attributes it loaded, none held back in a load batch.
+func TestFailedReloadKeepsVectorsOfWhatItLoaded(t *testing.T) {
+	f := newFixture(t)
+	var batch []memory.Memory
+	for i := range 700 {
+		vecs, _ := f.emb.Embed(context.Background(), []string{fmt.Sprintf("note %d", i)})
+		batch = append(batch, memory.Memory{ID: f.ids.New(t0), UserID: "a", Type: memory.Episodic,
+			Text: fmt.Sprintf("note %d", i), OccurredAt: t0, CreatedAt: t0, Embedding: vecs[0], EmbedModel: f.emb.Fingerprint()})
+	}
+	f.putBatch(batch)
+	f.idx.db = failingScan{Records: f.db, after: 600}
+	f.idx.Reset()
+	if got, vecs := f.idx.Memories(), f.idx.vec.(*vector.Index).NamespaceLen("a"); got != 600 || vecs != 600 {
+		t.Fatalf("after a reload that failed at 600: %d memories, %d vectors", got, vecs)
 	}
 }

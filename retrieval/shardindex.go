@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -152,6 +153,7 @@ func (s *ShardIndex) load() error {
 	}
 	var docs []fulltext.Doc
 	var vecs vectorBatch
+	var feedErr error
 	n := 0
 	err = s.db.ScanShard(s.shard, func(m memory.Memory) bool {
 		s.indexAttrs(m)
@@ -160,16 +162,16 @@ func (s *ShardIndex) load() error {
 		if reindex {
 			docs = append(docs, toDoc(m))
 			if len(docs) == 2048 {
-				err = s.text.ApplyWithMarkers(docs, nil, nil)
+				feedErr = s.text.ApplyWithMarkers(docs, nil, nil)
 				docs = docs[:0]
 			}
 		}
-		return err == nil
+		return feedErr == nil
 	})
-	if err != nil {
+	s.flushVectors(&vecs) // the memories whose attributes are in get their vectors, even when the scan failed
+	if err = cmp.Or(err, feedErr); err != nil {
 		return err
 	}
-	s.flushVectors(&vecs)
 	if reindex {
 		if err := s.finishFullFeed(docs, applied); err != nil {
 			return err
@@ -272,7 +274,7 @@ func (s *ShardIndex) searchable(m memory.Memory) bool {
 }
 
 // vectorBatch gathers the vectors of one user during a load: a shard scan meets each user's memories one after
-// another (keys are user first), so they enter the vector index a few thousand at a time and its slabs grow
+// another (keys are user first), so they enter the vector index a thousand at a time and its slabs grow
 // once per call instead of at every append.
 type vectorBatch struct {
 	user string
@@ -280,8 +282,9 @@ type vectorBatch struct {
 	vecs [][]float32
 }
 
-// vectorBatchMax bounds what a load holds beside the index (4,096 vectors are 4 MiB at 256 dimensions).
-const vectorBatchMax = 4096
+// vectorBatchMax bounds what a load holds beside the index, and how long one call holds the user's namespace
+// lock against its searches while a reset reloads (1,024 vectors: 1 MiB at 256 dimensions, under a millisecond).
+const vectorBatchMax = 1024
 
 func (s *ShardIndex) loadVector(b *vectorBatch, m memory.Memory) {
 	if m.UserID != b.user || len(b.ids) == vectorBatchMax {

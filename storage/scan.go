@@ -57,18 +57,27 @@ type decodedBatch struct {
 }
 
 // scanParallel is scan for bulk reads (a shard's whole index rebuilt on open): one goroutine walks the keys and
-// copies the records in batches, GOMAXPROCS workers decode them (JSON, most of a record's cost), and fn sees the
-// memories on the caller's goroutine in key order, as with scan. fn returning false stops the scan.
+// copies the records in batches, GOMAXPROCS workers (at most 8) decode them (JSON, most of a record's cost), and
+// fn sees the memories on the caller's goroutine in key order, as with scan. fn returning false stops the scan.
+// Every way out, a panic in fn included, waits for the walker and the workers, so the iterator is closed when it
+// returns.
 func (d *DB) scanParallel(lo, hi []byte, fn func(memory.Memory) bool) error {
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel() // also unblocks the stages if fn panics
 	workers := min(max(runtime.GOMAXPROCS(0), 1), 8)
 	raw := make(chan *rawBatch, workers)
 	out := make(chan decodedBatch, workers)
+	// inFlight bounds the batches walked but not yet handed to fn, so the batches that finish before the one fn
+	// waits for cannot pile up.
+	inFlight := make(chan struct{}, 4*workers)
+	defer func() {
+		cancel()
+		for range out { // the stages end once cancelled; out closes after the walker and every worker
+		}
+	}()
 	var iterErr error // written by the walker before it closes raw; read after out is closed
 	go func() {
 		defer close(raw)
-		iterErr = d.walk(ctx, lo, hi, raw)
+		iterErr = d.walk(ctx, lo, hi, raw, inFlight)
 	}()
 	var wg sync.WaitGroup
 	for range workers {
@@ -87,53 +96,54 @@ func (d *DB) scanParallel(lo, hi []byte, fn func(memory.Memory) bool) error {
 		wg.Wait()
 		close(out)
 	}()
-	stopped, err := consumeInOrder(out, fn)
-	if stopped {
-		cancel()
-		for range out { // let the stages finish before returning
-		}
-	}
+	stopped, err := consumeInOrder(out, inFlight, fn)
 	if err != nil || stopped {
 		return err
 	}
-	return iterErr
+	return iterErr // out is closed: the walker is done
 }
 
-// walk sends the records of [lo, hi) in batches until the range ends or ctx is done.
-func (d *DB) walk(ctx context.Context, lo, hi []byte, raw chan<- *rawBatch) error {
+// walk sends the records of [lo, hi) in batches until the range ends or ctx is done; a batch waits for a place
+// in inFlight. The records read before an iterator error are sent before it is returned, as scan hands them on.
+func (d *DB) walk(ctx context.Context, lo, hi []byte, raw chan<- *rawBatch, inFlight chan<- struct{}) error {
 	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return err
 	}
 	defer it.Close()
+	send := func(b *rawBatch) bool {
+		select {
+		case inFlight <- struct{}{}:
+		case <-ctx.Done():
+			return false
+		}
+		select {
+		case raw <- b:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
 	b := &rawBatch{}
 	for ok := it.First(); ok; ok = it.Next() {
 		b.add(it.Key(), it.Value())
 		if b.len() < scanBatch {
 			continue
 		}
-		select {
-		case raw <- b:
-		case <-ctx.Done():
+		if !send(b) {
 			return nil
 		}
 		b = &rawBatch{seq: b.seq + 1, buf: make([]byte, 0, len(b.buf)), ends: make([]int, 0, 2*scanBatch)}
 	}
-	if err := it.Error(); err != nil {
-		return err
+	if b.len() > 0 && !send(b) {
+		return nil
 	}
-	if b.len() > 0 {
-		select {
-		case raw <- b:
-		case <-ctx.Done():
-		}
-	}
-	return nil
+	return it.Error()
 }
 
-// consumeInOrder hands the decoded batches to fn in their order of sequence (workers finish out of order), and
-// reports a decode error or fn's stop; then the caller drains out.
-func consumeInOrder(out <-chan decodedBatch, fn func(memory.Memory) bool) (stopped bool, err error) {
+// consumeInOrder hands the decoded batches to fn in their order of sequence (workers finish out of order), frees
+// a place in inFlight for each, and reports a decode error or fn's stop.
+func consumeInOrder(out <-chan decodedBatch, inFlight <-chan struct{}, fn func(memory.Memory) bool) (stopped bool, err error) {
 	pending := map[int]decodedBatch{}
 	next := 0
 	for b := range out {
@@ -145,6 +155,7 @@ func consumeInOrder(out <-chan decodedBatch, fn func(memory.Memory) bool) (stopp
 			}
 			delete(pending, next)
 			next++
+			<-inFlight
 			for _, m := range nb.ms {
 				if !fn(m) {
 					return true, nil

@@ -105,3 +105,33 @@ func firstDiff(a, b []string) string {
 	}
 	return "length"
 }
+
+// TestScanShardPanicClosesTheIterator: a panic in fn leaves no stage running and no iterator open behind it, so
+// the DB closes cleanly after the caller recovers.
+func TestScanShardPanicClosesTheIterator(t *testing.T) {
+	for range 20 {
+		db := openMem(t, vfs.NewMem())
+		f, err := NewShardFSM(db, 4, &recIndexer{}, slog.New(slog.DiscardHandler), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ms []memory.Memory
+		for j := range 3 * scanBatch {
+			ms = append(ms, mem("u", fmt.Sprintf("M%05d", j), "x"))
+		}
+		f.ApplyBatch([]*raft.Log{putLog(t, 1, ms...)})
+		func() {
+			defer func() { _ = recover() }()
+			seen := 0
+			_ = db.ScanShard(4, func(memory.Memory) bool {
+				if seen++; seen == 10 {
+					panic("fn fails")
+				}
+				return true
+			})
+		}()
+		if err := db.Close(); err != nil {
+			t.Fatalf("close after a panic in fn: %v", err)
+		}
+	}
+}

@@ -49,10 +49,7 @@ func (n *namespace) upsert(id string, vec []float32) bool {
 // grow makes room for rows more rows (some may replace existing ones and need none) in one reallocation of
 // each slab, so the appends that follow do not copy. Caller holds mu.
 func (n *namespace) grow(rows, dim int) {
-	want := len(n.ids) + rows
-	if cap(n.ids) >= want {
-		return
-	}
+	// slices.Grow leaves a slab whose capacity suffices as it is; each is checked on its own.
 	n.ids = slices.Grow(n.ids, rows)
 	n.slab = slices.Grow(n.slab, rows*dim)
 	if n.quant {
