@@ -39,22 +39,19 @@ func quantize(dst []int8, v []float32) float32 {
 // (quantize runs once per stored vector, so a restart pays it for every memory).
 func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
 
-// round127 rounds r (finite) half away from zero, as math.Round, and clamps it to [-127, 127]. r minus its
-// truncation is exact in float32, so comparing that fraction with 0.5 rounds exactly (adding 0.5 would not:
-// 0.49999997 + 0.5 rounds up to 1); TestQuantizeMatchesFloat64Rounding holds it to the float64 reference.
+// round127 rounds r (finite) half away from zero, as math.Round, and clamps it to [-127, 127], without a branch
+// on the value (a row's signs and fractions are random, so branches mispredict half the time). |r| + 0.5 is exact
+// in float64 for any float32 |r| ≤ 127 (at most 31 significant bits), so truncating it rounds exactly (in float32
+// it would not: 0.49999997 + 0.5 rounds up to 1); TestQuantizeMatchesFloat64Rounding holds it to the float64
+// reference.
 func round127(r float32) int8 {
-	a := abs32(r)
-	if a > 127 {
+	a := float64(abs32(r))
+	if a > 127 { // only a rounding overshoot of 127/m·m, or an infinite r: predictable
 		a = 127
 	}
-	i := int32(a)
-	if a-float32(i) >= 0.5 && i < 127 {
-		i++
-	}
-	if r < 0 {
-		return int8(-i)
-	}
-	return int8(i)
+	i := int32(a + 0.5)
+	neg := int32(math.Float32bits(r)) >> 31 // -1 when r is negative, else 0
+	return int8(i ^ neg - neg)
 }
 
 // quantizeQuery is quantize widened to int16, the layout the int8 kernel
