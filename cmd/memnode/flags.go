@@ -41,6 +41,7 @@ type config struct {
 	logFormat       string
 	maxBodyBytes    int64
 	pprof           bool
+	memoryLimit     string
 	otlpEndpoint    string
 	authFile        string
 	tlsCert         string
@@ -119,6 +120,7 @@ func (c *config) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.gossipKeyB64, "gossip-key", "", "base64 key (16, 24 or 32 bytes) that encrypts gossip; the same on every node")
 	fs.StringVar(&c.authFile, "auth-file", "", "JSON list of {token, role: reader|writer|admin, users: [patterns]}; enables authentication")
 	fs.StringVar(&c.clusterToken, "cluster-token", "", "shared secret for node-to-node calls; required with --auth-file (same on every node)")
+	fs.StringVar(&c.memoryLimit, "memory-limit", "auto", "soft limit of the Go heap, as GOMEMLIMIT writes it (e.g. 3GiB); auto: GOMEMLIMIT if set, else 90% of the container's (cgroup's) memory limit if there is one; off: none")
 	fs.BoolVar(&c.pprof, "pprof", false, "serve Go profiles under /debug/pprof/ on the HTTP port")
 	fs.StringVar(&c.embedProvider, "embed-provider", "hashed", "embedder: hashed (built in, no weights), openai (any OpenAI-compatible server) or model2vec")
 	fs.StringVar(&c.embedURL, "embed-url", "", "base URL of the OpenAI-compatible embeddings API, e.g. http://127.0.0.1:11434/v1")
@@ -183,6 +185,11 @@ func (c *config) finish() error {
 	}
 	if c.warmAfter < 0 {
 		return fmt.Errorf("--warm-restore-after %d: must be 0 (never) or more", c.warmAfter)
+	}
+	if c.memoryLimit != "auto" && c.memoryLimit != "off" {
+		if _, err := parseBytes(c.memoryLimit); err != nil {
+			return fmt.Errorf("--memory-limit %q: %w", c.memoryLimit, err)
+		}
 	}
 	if c.dev {
 		if len(c.join) > 0 {

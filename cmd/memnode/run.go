@@ -78,6 +78,9 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := applyMemoryLimit(c.memoryLimit, log); err != nil {
+		return err
+	}
 	otel.SetTextMapPropagator(propagation.TraceContext{})
 	tp, shutdownTracing, err := newTracerProvider(ctx, c, os.Getenv)
 	if err != nil {

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/KimMachineGun/automemlimit/memlimit"
+)
+
+// memoryLimitRatio is the share of a container's memory limit the Go heap aims under: the rest is Pebble's
+// manual allocations, stacks and the kernel's page cache of the node's own files.
+const memoryLimitRatio = 0.9
+
+// applyMemoryLimit sets the Go runtime's soft memory limit from --memory-limit and logs where it came from.
+// Without a limit the heap grows to twice what is live before each collection, which at a million memories is
+// gigabytes the node does not need (docs/benchmarks.md, "Footprint"); with one, the collector runs more often
+// as the heap nears it.
+func applyMemoryLimit(flag string, log *slog.Logger) error {
+	switch flag {
+	case "off":
+		debug.SetMemoryLimit(math.MaxInt64)
+		log.Info("memory limit off")
+		return nil
+	case "auto":
+		if v := os.Getenv("GOMEMLIMIT"); v != "" {
+			log.Info("memory limit from GOMEMLIMIT", "limit", v)
+			return nil
+		}
+		limit, err := memlimit.Set(memlimit.WithRatio(memoryLimitRatio), memlimit.WithProvider(memlimit.FromCgroup))
+		switch {
+		case errors.Is(err, memlimit.ErrNoLimit) || err == nil && limit == math.MaxInt64:
+			log.Info("memory limit: none (no cgroup limit; set --memory-limit or GOMEMLIMIT to bound the heap)")
+		case err != nil:
+			log.Info("memory limit: none (cgroup limit unreadable)", "err", err)
+		default:
+			log.Info("memory limit from the cgroup", "limit_mib", limit>>20, "ratio", memoryLimitRatio)
+		}
+		return nil
+	}
+	n, err := parseBytes(flag)
+	if err != nil {
+		return fmt.Errorf("--memory-limit %q: %w", flag, err)
+	}
+	debug.SetMemoryLimit(n)
+	log.Info("memory limit", "limit_mib", n>>20)
+	return nil
+}
+
+// parseBytes reads a size as GOMEMLIMIT writes it: an integer with an optional unit B, KiB, MiB, GiB or TiB.
+func parseBytes(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		shift  uint
+	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}}
+	num, shift := s, uint(0)
+	for _, u := range units {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			num, shift = v, u.shift
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("want auto, off, or a size such as 3GiB or 2500MiB")
+	case n <= 0:
+		return 0, fmt.Errorf("a size must be positive")
+	case n > math.MaxInt64>>shift:
+		return 0, fmt.Errorf("too large")
+	}
+	return n << shift, nil
+}

@@ -1,0 +1,16 @@
+package main
+
+import "testing"
+
+func TestParseBytes(t *testing.T) {
+	for in, want := range map[string]int64{"1": 1, "512B": 512, "64KiB": 64 << 10, "2500MiB": 2500 << 20, "3GiB": 3 << 30, "1TiB": 1 << 40} {
+		if got, err := parseBytes(in); err != nil || got != want {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "GiB", "3GB", "3 GiB", "-1GiB", "0", "1.5GiB", "9999999TiB"} {
+		if _, err := parseBytes(in); err == nil {
+			t.Errorf("parseBytes(%q) accepted", in)
+		}
+	}
+}
