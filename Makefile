@@ -50,7 +50,7 @@ test: build vet
 # Each fuzz target for a decoder of outside bytes, briefly (committed seeds in */testdata/fuzz run in `go test`
 # too). FUZZTIME=10m for a real campaign.
 FUZZTIME ?= 5s
-FUZZ_TARGETS := storage:FuzzDecodeCommand storage:FuzzDecodeMemory storage:FuzzDecodeMemoryKey storage:FuzzRestore \
+FUZZ_TARGETS := storage:FuzzDecodeCommand storage:FuzzDecodeMemory storage:FuzzDecodeMemoryKey storage:FuzzRecordJSONMatchesEncodingJSON storage:FuzzRestore \
 	tiering:FuzzDecodeSegment retrieval:FuzzParseTimeRange server:FuzzDecodeBody server:FuzzRouteAuthorization \
 	cmd/memctl:FuzzReadSamples
 fuzz-short:

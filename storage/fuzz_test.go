@@ -2,12 +2,15 @@ package storage
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/memcluster/memcluster/memory"
 )
@@ -126,4 +129,35 @@ func seedSnapshot(f *testing.F) []byte {
 	var sink bufSink
 	_ = snap.Persist(&sink)
 	return sink.Bytes()
+}
+
+// FuzzRecordJSONMatchesEncodingJSON: a record's JSON decodes to the same memory as encoding/json decodes it,
+// and is refused where encoding/json refuses it.
+func FuzzRecordJSONMatchesEncodingJSON(f *testing.F) {
+	m := seedMemory()
+	c := m
+	c.Embedding = nil
+	js, _ := json.Marshal(&c)
+	f.Add(js)
+	for _, s := range []string{
+		`{"id":"a","user_id":"u","occurred_at":"2024-02-29T23:59:59.123456789+05:30","created_at":"0001-01-01T00:00:00Z"}`,
+		`{"id":"a","occurred_at":"2024-01-01T00:00:00-00:00","created_at":"2024-01-01T00:00:00+00:00"}`,
+		`{"ID":"case","USER_ID":"u","Text":"x","tags":null,"metadata":{"k":"v","k2":""},"importance":1e-7}`,
+		`{"id":"dup","id":"dup2","text":"\u003cb\u003e \ud83d\ude00 \u00e9 \\ \" \n"}`,
+		`{"id":"a","text":"bad \xff utf8","scope":"shared","type":"semantic","unknown":[1,{"x":null}]}`,
+		`{"id":1}`, `{"tags":"x"}`, `[]`, `null`, `{"importance":"1"}`, `{"metadata":{"k":1}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var want, got memory.Memory
+		werr := json.Unmarshal(b, &want)
+		gerr := jsonv1.Unmarshal(b, &got)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("%q: encoding/json error %v, ours %v", b, werr, gerr)
+		}
+		if werr == nil && !reflect.DeepEqual(want, got) {
+			t.Fatalf("%q:\nencoding/json %+v\nours          %+v", b, want, got)
+		}
+	})
 }
