@@ -43,9 +43,25 @@ func (r *pipelineRun) episodeSupportLocked(list []*pcand) {
 	}
 }
 
-// episodeStart is the first id of id's episode (walking back while consecutive occurred-at times are at most
-// gap apart), memoised in seen; "" when id is not in the timeline.
+// episodeStart is the first id of id's episode: the nearest episode start at or before it when gap is the one
+// the timeline keeps starts for, else walkEpisodeStart's answer; "" when id is not in the timeline.
 func (tl *timeline) episodeStart(id string, gap time.Duration, seen map[string]string) string {
+	if gap != episodeGap {
+		return tl.walkEpisodeStart(id, gap, seen)
+	}
+	if _, ok := slices.BinarySearch(tl.ids, id); !ok {
+		return ""
+	}
+	j, in := slices.BinarySearch(tl.starts, id)
+	if in {
+		return id
+	}
+	return tl.starts[j-1] // ids[0] is a start and sorts first, so j > 0
+}
+
+// walkEpisodeStart is the first id of id's episode (walking back while consecutive occurred-at times are at
+// most gap apart), memoised in seen; "" when id is not in the timeline.
+func (tl *timeline) walkEpisodeStart(id string, gap time.Duration, seen map[string]string) string {
 	if s, ok := seen[id]; ok {
 		return s
 	}

@@ -23,7 +23,16 @@ type timeline struct {
 	entries map[string]*tlEntry
 	names   map[string]int // lower-cased name token -> memories carrying it
 	actors  map[string]int // lower-cased actor -> memories from it
+	// starts are the ids that begin an episode under episodeGap (sorted; ids[0] is always one): the first id, and
+	// every id whose occurred-at time is more than episodeGap from its predecessor's. Kept as memories come and
+	// go, so finding a memory's episode is a binary search, not a walk back through it (a user whose 100,000
+	// memories arrived in one burst is one episode, and a search walked it for every candidate).
+	starts []string
 }
+
+// episodeGap is the gap the timelines keep their episode starts for: the pipeline's default. A search run with
+// another gap (tuning) walks the timeline instead.
+var episodeGap = DefaultPipelineParams.EpisodeGap
 
 type tlEntry struct {
 	occurred time.Time
@@ -75,10 +84,10 @@ func (t *timelines) noteLocked(m memory.Memory) {
 		tl = &timeline{entries: map[string]*tlEntry{}, names: map[string]int{}, actors: map[string]int{}}
 		t.users[m.UserID] = tl
 	}
+	i, found := slices.BinarySearch(tl.ids, m.ID)
 	if old, ok := tl.entries[m.ID]; ok {
 		tl.dropNames(old)
-	} else {
-		i, _ := slices.BinarySearch(tl.ids, m.ID)
+	} else if !found {
 		tl.ids = slices.Insert(tl.ids, i, m.ID)
 	}
 	e := &tlEntry{occurred: m.OccurredAt}
@@ -107,6 +116,28 @@ func (t *timelines) noteLocked(m memory.Memory) {
 		tl.actors[e.actor]++
 	}
 	tl.entries[m.ID] = e
+	tl.markStart(i)
+	tl.markStart(i + 1)
+}
+
+// markStart records whether ids[i] begins an episode, from its predecessor; past the end it does nothing.
+func (tl *timeline) markStart(i int) {
+	if i >= len(tl.ids) {
+		return
+	}
+	id := tl.ids[i]
+	start := i == 0
+	if !start {
+		a, b := tl.entries[tl.ids[i-1]], tl.entries[id]
+		start = a == nil || b == nil || absDur(b.occurred.Sub(a.occurred)) > episodeGap
+	}
+	j, in := slices.BinarySearch(tl.starts, id)
+	switch {
+	case start && !in:
+		tl.starts = slices.Insert(tl.starts, j, id)
+	case !start && in:
+		tl.starts = slices.Delete(tl.starts, j, j+1)
+	}
 }
 
 func (tl *timeline) dropNames(e *tlEntry) {
@@ -134,6 +165,10 @@ func (t *timelines) forgetLocked(user, id string) {
 	}
 	if i, ok := slices.BinarySearch(tl.ids, id); ok {
 		tl.ids = slices.Delete(tl.ids, i, i+1)
+		if j, in := slices.BinarySearch(tl.starts, id); in {
+			tl.starts = slices.Delete(tl.starts, j, j+1)
+		}
+		tl.markStart(i) // its successor now follows its predecessor
 	}
 	if len(tl.ids) == 0 {
 		delete(t.users, user)
