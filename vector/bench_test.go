@@ -94,11 +94,15 @@ func BenchmarkSearch(b *testing.B) {
 	// Single goroutine at the target size, to compare with one-thread bandwidth.
 	benchSearch(b, "n=100k/dim=256/mode=q8/workers=1", 100_000, 256, Options{Workers: 1})
 	benchSearch(b, "n=100k/dim=256/mode=exact/workers=1", 100_000, 256, Options{Workers: 1, Exact: true})
+	// The retrieval pipeline asks each side for 100 candidates.
+	benchSearchK(b, "n=100k/dim=256/mode=q8/k=100", 100_000, 256, 100, Options{})
 }
 
 // benchSearch builds its index inside b.Run, so a -bench filter skips the
 // build of unselected sizes; b.Loop runs the closure once and excludes the build.
-func benchSearch(b *testing.B, name string, n, dim int, o Options) {
+func benchSearch(b *testing.B, name string, n, dim int, o Options) { benchSearchK(b, name, n, dim, 10, o) }
+
+func benchSearchK(b *testing.B, name string, n, dim, k int, o Options) {
 	b.Run(name, func(b *testing.B) {
 		ix := benchIndex(b, n, dim, o)
 		r := rand.New(rand.NewPCG(7, 7))
@@ -126,7 +130,7 @@ func benchSearch(b *testing.B, name string, n, dim int, o Options) {
 		var lat []time.Duration
 		for i := 0; b.Loop(); i++ {
 			start := time.Now()
-			if hits := ix.Search("user", qs[i%len(qs)], 10, nil); len(hits) != 10 {
+			if hits := ix.Search("user", qs[i%len(qs)], k, nil); len(hits) != k {
 				b.Fatalf("%d hits", len(hits))
 			}
 			lat = append(lat, time.Since(start))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -271,5 +272,35 @@ func TestUpsertManyMatchesUpsert(t *testing.T) {
 	err := many.UpsertMany("u", []string{"new-1", "new-2"}, [][]float32{randUnit(r, dim), make([]float32, dim-1)})
 	if !errors.Is(err, ErrDimension) || many.NamespaceLen("u") != len(vecs) {
 		t.Fatalf("bad vector: %v, namespace %d", err, many.NamespaceLen("u"))
+	}
+}
+
+// topK keeps exactly the k best of what it is offered, ties broken by id, in any offer order.
+func TestTopKKeepsTheBest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 4))
+	for range 500 {
+		n, k := rng.IntN(300), 1+rng.IntN(40)
+		all := make([]Hit, n)
+		for i := range all {
+			all[i] = Hit{ID: fmt.Sprintf("id%03d", rng.IntN(1000)), Score: float32(rng.IntN(20))} // many ties
+		}
+		tk := newTopK(k)
+		for _, h := range all {
+			tk.offer(h)
+		}
+		want := slices.Clone(all)
+		slices.SortFunc(want, func(a, b Hit) int {
+			if better(a, b) {
+				return -1
+			}
+			if better(b, a) {
+				return 1
+			}
+			return 0
+		})
+		want = want[:min(k, n)]
+		if got := tk.sorted(); !slices.Equal(got, want) {
+			t.Fatalf("n=%d k=%d: kept %v, want %v", n, k, got, want)
+		}
 	}
 }
