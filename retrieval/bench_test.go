@@ -107,9 +107,15 @@ func BenchmarkShardSearch(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		for _, vocab := range []string{"zipf20k", "uniform100"} {
 			b.Run(fmt.Sprintf("memories=%dk/vocab=%s", n/1000, vocab), func(b *testing.B) {
-				benchShardSearch(b, n, vocab == "zipf20k")
+				benchShardSearch(b, n, vocab == "zipf20k", ModeHybrid)
 			})
 		}
+	}
+	// The server's default mode, on the natural-text corpus.
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("memories=%dk/vocab=zipf20k/mode=pipeline", n/1000), func(b *testing.B) {
+			benchShardSearch(b, n, true, ModePipeline)
+		})
 	}
 }
 
@@ -141,17 +147,22 @@ func BenchmarkTenantIndependence(b *testing.B) {
 	}
 }
 
-func benchShardSearch(b *testing.B, n int, zipf bool) {
+func benchShardSearch(b *testing.B, n int, zipf bool, mode string) {
 	c := newCorpus(1, zipf)
-	benchSearchUser(b, loadShard(b, n, c), c, "heavy")
+	benchSearchUserMode(b, loadShard(b, n, c), c, "heavy", mode)
 }
 
 // benchSearchUser times f's shard-side search (the query embedded outside the timed part) for user and reports
 // p50 and p99.
 func benchSearchUser(b *testing.B, f *fixture, c *corpus, user string) {
+	benchSearchUserMode(b, f, c, user, ModeHybrid)
+}
+
+func benchSearchUserMode(b *testing.B, f *fixture, c *corpus, user, mode string) {
 	queries := make([]Query, 64)
 	for i := range queries {
 		q := NewQuery(user, c.text(3))
+		q.Mode = mode
 		vecs, _ := f.emb.Embed(context.Background(), []string{q.Text})
 		q.Vector, q.EmbedModel = vecs[0], f.emb.Fingerprint()
 		queries[i] = q
