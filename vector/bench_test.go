@@ -100,7 +100,9 @@ func BenchmarkSearch(b *testing.B) {
 
 // benchSearch builds its index inside b.Run, so a -bench filter skips the
 // build of unselected sizes; b.Loop runs the closure once and excludes the build.
-func benchSearch(b *testing.B, name string, n, dim int, o Options) { benchSearchK(b, name, n, dim, 10, o) }
+func benchSearch(b *testing.B, name string, n, dim int, o Options) {
+	benchSearchK(b, name, n, dim, 10, o)
+}
 
 func benchSearchK(b *testing.B, name string, n, dim, k int, o Options) {
 	b.Run(name, func(b *testing.B) {
