@@ -35,11 +35,6 @@ func (n *Node) persistReplicas() {
 
 // startReplica opens shard's replica. With voters set it also bootstraps the group (cluster formation).
 func (n *Node) startReplica(shard uint32, voters []string, addrs map[string]string) (*Replica, error) {
-	return n.startReplicaWith(shard, voters, addrs, n.newIdx)
-}
-
-// startReplicaWith is startReplica with the index factory to open the shard's indexes with (nil: none).
-func (n *Node) startReplicaWith(shard uint32, voters []string, addrs map[string]string, newIdx IndexFactory) (*Replica, error) {
 	n.startMu.Lock()
 	defer n.startMu.Unlock()
 	n.mu.Lock()
@@ -54,8 +49,8 @@ func (n *Node) startReplicaWith(shard uint32, voters []string, addrs map[string]
 		return nil, err
 	}
 	var idx ShardIndex
-	if newIdx != nil {
-		if idx, err = newIdx(shard); err != nil {
+	if n.newIdx != nil {
+		if idx, err = n.newIdx(shard); err != nil {
 			return nil, fmt.Errorf("open indexes of shard %d: %w", shard, err)
 		}
 	}

@@ -75,7 +75,6 @@ func (n *Node) restartHeld(st MetaState) bool {
 	if n.heldSince.IsZero() {
 		n.heldSince = time.Now()
 	}
-	var starts []uint32
 	for _, s := range held {
 		placed := placedOn(st, s)
 		member, known := slices.Contains(placed, n.cfg.NodeID), true
@@ -86,41 +85,30 @@ func (n *Node) restartHeld(st MetaState) bool {
 		case !known && time.Since(n.heldSince) < heldQuorumWait:
 			continue // ask again next time
 		case member || !known:
-			starts = append(starts, s)
-			continue
+			if _, err := n.startReplica(s, nil, nil); err != nil {
+				n.log.Error("restart held replica", "shard", s, "err", err)
+				continue
+			}
+		default:
+			if err := n.markDropped(s); err != nil {
+				n.log.Error("keep the data of a replica moved away while this node was down", "shard", s, "err", err)
+				continue
+			}
+			if err := n.db.DropShard(s); err != nil {
+				n.log.Error("drop a replica moved away while this node was down", "shard", s, "err", err)
+				continue
+			}
+			_ = n.removeSnapshots(s)
+			n.log.Info("replica moved away while this node was down: dropped without starting it", "shard", s)
 		}
-		if err := n.markDropped(s); err != nil {
-			n.log.Error("keep the data of a replica moved away while this node was down", "shard", s, "err", err)
-			continue
-		}
-		if err := n.db.DropShard(s); err != nil {
-			n.log.Error("drop a replica moved away while this node was down", "shard", s, "err", err)
-			continue
-		}
-		_ = n.removeSnapshots(s)
-		n.log.Info("replica moved away while this node was down: dropped without starting it", "shard", s)
-		n.settleHeld(s)
-	}
-	ahead := openIndexesAhead(n.newIdx, starts)
-	defer ahead.close()
-	for _, s := range starts {
-		if _, err := n.startReplicaWith(s, nil, nil, ahead.opener); err != nil {
-			n.log.Error("restart held replica", "shard", s, "err", err)
-			continue
-		}
-		n.settleHeld(s)
+		n.mu.Lock()
+		delete(n.held, s)
+		n.mu.Unlock()
+		n.persistReplicas()
 	}
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	return len(n.held) == 0
-}
-
-// settleHeld records that a replica held before the restart was started or dropped.
-func (n *Node) settleHeld(s uint32) {
-	n.mu.Lock()
-	delete(n.held, s)
-	n.mu.Unlock()
-	n.persistReplicas()
 }
 
 // heldQuorumWait is how long a restarted node waits for the leader of a shard it held (and that is placed
