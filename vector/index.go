@@ -56,25 +56,15 @@ func (ix *Index) NamespaceLen(ns string) int {
 
 // Upsert stores a copy of vec under (ns, id), replacing any vector already there.
 func (ix *Index) Upsert(ns, id string, vec []float32) error {
-	if len(vec) != ix.dim {
-		return fmt.Errorf("%w: got %d, want %d", ErrDimension, len(vec), ix.dim)
+	if err := ix.check(id, vec); err != nil {
+		return err
 	}
-	if id == "" {
-		return ErrEmptyID
+	n := ix.lockLive(ns)
+	if n.upsert(id, vec) {
+		ix.total.Add(1)
 	}
-	for {
-		n := ix.lookupOrCreate(ns)
-		n.mu.Lock()
-		if n.dropped { // lost a race with DropNamespace or an emptying Delete
-			n.mu.Unlock()
-			continue
-		}
-		if n.upsert(id, vec) {
-			ix.total.Add(1)
-		}
-		n.mu.Unlock()
-		return nil
-	}
+	n.mu.Unlock()
+	return nil
 }
 
 // UpsertMany is Upsert of vecs[i] under (ns, ids[i]) for every i, under one lock, with the namespace grown once
@@ -85,33 +75,46 @@ func (ix *Index) UpsertMany(ns string, ids []string, vecs [][]float32) error {
 		return fmt.Errorf("vector: %d ids for %d vectors", len(ids), len(vecs))
 	}
 	for i, v := range vecs {
-		if len(v) != ix.dim {
-			return fmt.Errorf("%w: got %d, want %d", ErrDimension, len(v), ix.dim)
-		}
-		if ids[i] == "" {
-			return ErrEmptyID
+		if err := ix.check(ids[i], v); err != nil {
+			return err
 		}
 	}
 	if len(ids) == 0 {
 		return nil
 	}
+	n := ix.lockLive(ns)
+	n.grow(len(ids), ix.dim)
+	added := 0
+	for i, id := range ids {
+		if n.upsert(id, vecs[i]) {
+			added++
+		}
+	}
+	ix.total.Add(int64(added))
+	n.mu.Unlock()
+	return nil
+}
+
+// check reports why (id, vec) cannot be stored, if it cannot.
+func (ix *Index) check(id string, vec []float32) error {
+	if len(vec) != ix.dim {
+		return fmt.Errorf("%w: got %d, want %d", ErrDimension, len(vec), ix.dim)
+	}
+	if id == "" {
+		return ErrEmptyID
+	}
+	return nil
+}
+
+// lockLive returns ns's namespace, created if missing, with its lock held for writing and still in the index.
+func (ix *Index) lockLive(ns string) *namespace {
 	for {
 		n := ix.lookupOrCreate(ns)
 		n.mu.Lock()
-		if n.dropped {
-			n.mu.Unlock()
-			continue
+		if !n.dropped { // else it lost a race with DropNamespace or an emptying Delete: retry on a fresh one
+			return n
 		}
-		n.grow(len(ids), ix.dim)
-		added := 0
-		for i, id := range ids {
-			if n.upsert(id, vecs[i]) {
-				added++
-			}
-		}
-		ix.total.Add(int64(added))
 		n.mu.Unlock()
-		return nil
 	}
 }
 
