@@ -95,6 +95,64 @@ func (ix *Index) UpsertMany(ns string, ids []string, vecs [][]float32) error {
 	return nil
 }
 
+// Rows calls fn with every vector of namespace ns, in storage order, under the namespace's read lock: fn must
+// not call back into the index, and must copy vec to keep it. A checkpoint of the index is written from it.
+func (ix *Index) Rows(ns string, fn func(id string, vec []float32)) {
+	n := ix.lookup(ns)
+	if n == nil {
+		return
+	}
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if n.dropped {
+		return
+	}
+	for i, id := range n.ids {
+		fn(id, n.slab[i*ix.dim:(i+1)*ix.dim])
+	}
+}
+
+// Load stores the vector slab[i*dim:(i+1)*dim] under (ns, ids[i]) for every i. When ns holds nothing (an open
+// loading a checkpoint) the namespace takes ids and slab as its own, without copying them: the caller must not
+// use either afterwards. Otherwise it is UpsertMany.
+func (ix *Index) Load(ns string, ids []string, slab []float32) error {
+	if len(slab) != len(ids)*ix.dim {
+		return fmt.Errorf("%w: %d floats for %d vectors of %d", ErrDimension, len(slab), len(ids), ix.dim)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	slot := make(map[string]int, len(ids))
+	for i, id := range ids {
+		if id == "" {
+			return ErrEmptyID
+		}
+		if _, dup := slot[id]; dup {
+			return fmt.Errorf("vector: id %q twice in one load", id)
+		}
+		slot[id] = i
+	}
+	n := ix.lockLive(ns)
+	if len(n.ids) > 0 {
+		n.mu.Unlock()
+		vecs := make([][]float32, len(ids))
+		for i := range ids {
+			vecs[i] = slab[i*ix.dim : (i+1)*ix.dim]
+		}
+		return ix.UpsertMany(ns, ids, vecs)
+	}
+	n.ids, n.slab, n.slot = ids, slab, slot
+	if n.quant {
+		n.q8, n.qscale = make([]int8, len(slab)), make([]float32, len(ids))
+		for i := range ids {
+			n.qscale[i] = quantize(n.q8[i*ix.dim:(i+1)*ix.dim], slab[i*ix.dim:(i+1)*ix.dim])
+		}
+	}
+	ix.total.Add(int64(len(ids)))
+	n.mu.Unlock()
+	return nil
+}
+
 // check reports why (id, vec) cannot be stored, if it cannot.
 func (ix *Index) check(id string, vec []float32) error {
 	if len(vec) != ix.dim {

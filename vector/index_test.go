@@ -304,3 +304,73 @@ func TestTopKKeepsTheBest(t *testing.T) {
 		}
 	}
 }
+
+// Rows hands out every vector of a namespace as stored, after replacements and deletes.
+func TestRowsListsTheNamespace(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	ix := New(16)
+	vecs := fill(t, ix, r, "u", 50)
+	fill(t, ix, r, "other", 5)
+	for i := range 10 {
+		id := fmt.Sprintf("u-%d", i*3)
+		ix.Delete("u", id)
+		delete(vecs, id)
+	}
+	vecs["u-1"] = randUnit(r, 16)
+	if err := ix.Upsert("u", "u-1", vecs["u-1"]); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]float32{}
+	ix.Rows("u", func(id string, v []float32) { got[id] = slices.Clone(v) })
+	if !reflect.DeepEqual(got, vecs) {
+		t.Fatalf("rows: %d, want %d", len(got), len(vecs))
+	}
+	ix.Rows("nobody", func(string, []float32) { t.Fatal("a row of a missing namespace") })
+}
+
+// Load into an empty namespace adopts the slab and searches as Upsert would; into a filled one it is UpsertMany.
+func TestLoadMatchesUpsert(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 9))
+	const dim = 32
+	one, loaded := New(dim), New(dim)
+	vecs := map[string][]float32{}
+	var ids []string
+	var slab []float32
+	for i := range 200 {
+		id := fmt.Sprintf("m-%d", i)
+		v := randUnit(r, dim)
+		vecs[id], ids, slab = v, append(ids, id), append(slab, v...)
+		if err := one.Upsert("u", id, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := loaded.Load("u", ids, slab); err != nil {
+		t.Fatal(err)
+	}
+	more := randUnit(r, dim)
+	vecs["m-3"] = more
+	if err := one.Upsert("u", "m-3", more); err != nil {
+		t.Fatal(err)
+	}
+	if err := loaded.Load("u", []string{"m-3"}, slices.Clone(more)); err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Len() != 200 || loaded.NamespaceLen("u") != 200 {
+		t.Fatalf("len %d, namespace %d", loaded.Len(), loaded.NamespaceLen("u"))
+	}
+	for range 10 {
+		q := randUnit(r, dim)
+		if got, want := loaded.Search("u", q, 10, nil), one.Search("u", q, 10, nil); !reflect.DeepEqual(got, want) {
+			t.Fatalf("search: %v, want %v", got, want)
+		}
+		checkSearch(t, loaded, "u", vecs, q, 10, nil)
+	}
+	for _, bad := range []struct {
+		ids  []string
+		slab []float32
+	}{{[]string{"a"}, make([]float32, dim-1)}, {[]string{""}, make([]float32, dim)}, {[]string{"a", "a"}, make([]float32, 2*dim)}} {
+		if err := loaded.Load("v", bad.ids, bad.slab); err == nil || loaded.NamespaceLen("v") != 0 {
+			t.Fatalf("load of %v: %v", bad.ids, err)
+		}
+	}
+}
