@@ -29,6 +29,14 @@ func (f *ShardFSM) WriteBackup(w io.Writer) (BackupStats, error) {
 	}
 	snap := f.db.db.NewSnapshot()
 	defer snap.Close()
+	// A restore under way has deleted part of the state and not yet written the applied index: refuse rather
+	// than stream that under the old index.
+	if _, closer, err := snap.Get(restoreKey(f.shard)); err == nil {
+		closer.Close()
+		return BackupStats{}, fmt.Errorf("shard %d: a snapshot restore is under way", f.shard)
+	} else if !errors.Is(err, pebble.ErrNotFound) {
+		return BackupStats{}, fmt.Errorf("shard %d restore marker: %w", f.shard, err)
+	}
 	// The applied index as of the snapshot itself, so header and records agree.
 	v, closer, err := snap.Get(appliedKey(f.shard))
 	var index, term uint64

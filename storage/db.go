@@ -202,6 +202,20 @@ func (d *DB) Applied(shard uint32) (index, term uint64, err error) {
 	return binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:]), nil
 }
 
+// RestoreEpoch counts the snapshot restores that replaced shard's state (0: none). State derived from the records
+// (the indexes) records the epoch it was built in: one of another epoch may come from records that a restore
+// replaced, at an applied index a log of another history reached (a backup restored), so it is rebuilt.
+func (d *DB) RestoreEpoch(shard uint32) (uint64, error) {
+	v, err := d.get(epochKey(shard))
+	if err != nil || v == nil {
+		return 0, err
+	}
+	if len(v) != 8 {
+		return 0, fmt.Errorf("restore epoch of shard %d: %w", shard, ErrBadKey)
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
 // Restoring reports whether a snapshot restore of shard was interrupted.
 func (d *DB) Restoring(shard uint32) (bool, error) {
 	v, err := d.get(restoreKey(shard))

@@ -58,6 +58,7 @@ type ShardFSM struct {
 	onBorn   func(child uint32) // a split wrote a child's first state (SetOnBorn)
 	applied  atomic.Uint64
 	owned    atomic.Pointer[Owned] // the range after a split; nil: the whole bucket
+	lazy     bool                  // Snapshot returns markers (lazysnap.go)
 	halted   atomic.Bool
 	stopped  atomic.Bool // gave up waiting for the disk: raft thinks entries applied that are not
 	stop     chan struct{}
@@ -308,13 +309,20 @@ func (f *ShardFSM) Snapshot() (raft.FSMSnapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f.lazy {
+		return lazySnapshot{shard: f.shard, index: index, term: term}, nil
+	}
 	return &shardSnapshot{snap: f.db.db.NewSnapshot(), shard: f.shard, index: index, term: term}, nil
 }
 
 // Restore implements raft.FSM: it replaces the shard's state with the snapshot's.
 func (f *ShardFSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	if err := restoreShard(f.db, f.shard, rc); err != nil {
+	r, err := refuseLazy(rc)
+	if err != nil {
+		return fmt.Errorf("restore shard %d: %w", f.shard, err)
+	}
+	if err := restoreShard(f.db, f.shard, r); err != nil {
 		return fmt.Errorf("restore shard %d: %w", f.shard, err)
 	}
 	index, _, err := f.db.Applied(f.shard)

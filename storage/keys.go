@@ -22,7 +22,7 @@ import (
 //	                                       'j' archive reads, 'o' workspace files, 'i' revision
 //	                                       (usertxn.go); all inside the snapshot range ['d', 'r')
 //	'r' shard(u32) ...                 -> the shard's raft log and stable store (raftstore owns the rest)
-//	'n' name                           -> node-local values (node id, known peers)
+//	'n' name                           -> node-local values (node id, known peers, each shard's restore epoch)
 //
 // Length-prefixing the user keeps one user's memories contiguous and no user's range a prefix of another's;
 // ids are ULIDs, so a user's memories sort by creation time.
@@ -59,6 +59,13 @@ func appliedKey(shard uint32) []byte { return append(shardPrefix(shard), subAppl
 func restoreKey(shard uint32) []byte { return append(shardPrefix(shard), subRestore) }
 func rangeKey(shard uint32) []byte   { return append(shardPrefix(shard), subRange) }
 func birthKey(shard uint32) []byte   { return append(shardPrefix(shard), subBirth) }
+
+// epochKey counts the snapshot restores that replaced a shard's state here (DB.RestoreEpoch). It is node-local,
+// outside the shard's range: replicas reach the same state by different paths, and a dropped replica's count
+// stays, so an index left on disk by it is never taken for one of a later restore.
+func epochKey(shard uint32) []byte {
+	return binary.BigEndian.AppendUint32(NodeKey("restore-epoch/"), shard)
+}
 
 // requestKey records the outcome of a request, so a retried proposal answers what the first one did.
 func requestKey(shard uint32, id string) []byte {

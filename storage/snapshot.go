@@ -149,11 +149,26 @@ func restoreShard(d *DB, shard uint32, r io.Reader) error {
 	if err := copyRecords(d, shard, br, lim.MaxRecordBytes); err != nil {
 		return err
 	}
+	epoch, err := d.RestoreEpoch(shard)
+	if err != nil {
+		return err
+	}
 	b := d.db.NewBatch()
 	defer b.Close()
 	_ = b.Set(appliedKey(shard), appliedValue(index, term), nil)
+	_ = b.Set(epochKey(shard), binary.BigEndian.AppendUint64(nil, epoch+1), nil)
 	_ = b.Delete(restoreKey(shard), nil)
 	return b.Commit(pebble.Sync)
+}
+
+// SnapshotIndex reads the applied index and term a snapshot stream's header says its state is at.
+func SnapshotIndex(r io.Reader) (index, term uint64, err error) {
+	zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(maxSnapshotWindow))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer zr.Close()
+	return readSnapshotHeader(bufio.NewReader(zr))
 }
 
 func readSnapshotHeader(br *bufio.Reader) (index, term uint64, err error) {

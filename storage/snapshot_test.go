@@ -128,3 +128,31 @@ func TestRestoreRefusesHugeWindow(t *testing.T) {
 		t.Fatal("a 256 MiB window was accepted")
 	}
 }
+
+// Each restore counts in the shard's restore epoch; a backup refuses a state a restore is still writing.
+func TestRestoreEpochAndBackupDuringRestore(t *testing.T) {
+	db, err := Open("db", Options{FS: vfs.NewMem(), Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	f, _ := NewShardFSM(db, 1, nil, quietLog(), nil)
+	for want := uint64(0); want < 3; want++ {
+		if got, err := db.RestoreEpoch(1); err != nil || got != want {
+			t.Fatalf("epoch %d, %v; want %d", got, err, want)
+		}
+		var empty bytes.Buffer
+		if err := WriteEmptySnapshot(&empty, 10*(want+1), 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Restore(io.NopCloser(&empty)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.db.Set(restoreKey(1), []byte{1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteBackup(io.Discard); err == nil {
+		t.Fatal("a backup of a state mid-restore")
+	}
+}
