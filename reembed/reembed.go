@@ -99,8 +99,19 @@ func (j *Job) Run(ctx context.Context) {
 	}
 }
 
+// StaleCounter is what a Cluster may also offer: how many memories of a shard have no vector of the current
+// model, known from the indexes, so a pass skips a shard with none instead of reading its every record.
+type StaleCounter interface {
+	StaleEmbeddings(shard uint32) (n int, known bool)
+}
+
 // Pass re-embeds up to PerPass stale memories of one shard and returns how many it committed.
 func (j *Job) Pass(ctx context.Context, shard uint32) (int, error) {
+	if sc, ok := j.c.(StaleCounter); ok {
+		if n, known := sc.StaleEmbeddings(shard); known && n == 0 {
+			return 0, nil
+		}
+	}
 	model := j.emb.Fingerprint()
 	var stale []memory.Memory
 	err := j.db.ScanShard(shard, func(m memory.Memory) bool {

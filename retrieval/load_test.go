@@ -39,8 +39,9 @@ func TestOpenLoadsEveryVectorInBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if reopened.Memories() != len(all) || vec.Len() != len(all)-1 {
-		t.Fatalf("reopened: %d memories, %d vectors; want %d and %d", reopened.Memories(), vec.Len(), len(all), len(all)-1)
+	if reopened.Memories() != len(all) || vec.Len() != len(all)-1 || reopened.Unsearchable() != 1 {
+		t.Fatalf("reopened: %d memories, %d vectors, %d unsearchable; want %d, %d and 1", reopened.Memories(), vec.Len(),
+			reopened.Unsearchable(), len(all), len(all)-1)
 	}
 	q := all[0].Embedding
 	for _, m := range all {

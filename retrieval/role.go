@@ -15,3 +15,8 @@ func (s *ShardIndex) Memories() int {
 	defer s.mu.RUnlock()
 	return len(s.attrs)
 }
+
+// Unsearchable is how many memories have no vector a search may compare: an embedding of another model (to be
+// re-embedded) or of another dimension. A re-embedding pass skips a shard where it is 0 instead of reading every
+// record. Attributes and vectors change one after the other, so the count can be off while a write applies.
+func (s *ShardIndex) Unsearchable() int { return max(0, s.Memories()-s.vec.Len()) }

@@ -27,6 +27,8 @@ type fixture struct {
 	emb embed.Embedder
 	ids *memory.IDSource
 	n   uint64
+	// cmds are the commands applied, by raft index: the raft log a TailReader reads.
+	cmds logTail
 }
 
 func newFixture(t testing.TB) *fixture { return newFixtureWith(t, memText(t)) }
@@ -63,35 +65,42 @@ func newFixtureWith(t testing.TB, text TextIndex) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, db: db, fsm: fsm, idx: idx, emb: emb, ids: memory.NewIDSource()}
+	return &fixture{t: t, db: db, fsm: fsm, idx: idx, emb: emb, ids: memory.NewIDSource(), cmds: logTail{}}
 }
 
 func (f *fixture) put(m memory.Memory) memory.Memory {
 	f.t.Helper()
 	vecs, _ := f.emb.Embed(context.Background(), []string{m.Text})
-	m.ID = f.ids.New(m.OccurredAt)
+	minted := m.OccurredAt
+	if minted.Before(t0) {
+		minted = t0 // ULIDs hold no time before 1970
+	}
+	m.ID = f.ids.New(minted)
 	m.Embedding, m.EmbedModel, m.CreatedAt = vecs[0], f.emb.Fingerprint(), m.OccurredAt
 	if m.Type == "" {
 		m.Type = memory.Episodic
 	}
-	cmd, err := storage.EncodePut([]memory.Memory{m})
+	f.apply(storage.EncodePut([]memory.Memory{m}))
+	return m
+}
+
+// apply applies cmd as the next raft entry.
+func (f *fixture) apply(cmd []byte, err error) {
+	f.t.Helper()
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	f.n++
-	f.fsm.Apply(&raft.Log{Index: f.n, Term: 1, Type: raft.LogCommand, Data: cmd})
-	return m
+	f.cmds[f.n] = cmd
+	if res, ok := f.fsm.Apply(&raft.Log{Index: f.n, Term: 1, Type: raft.LogCommand, Data: cmd}).(storage.ApplyResult); ok && res.Err != nil {
+		f.t.Fatal(res.Err)
+	}
 }
 
 // putBatch applies ms as one raft entry, as a batch put does (the ids and embeddings are the caller's).
 func (f *fixture) putBatch(ms []memory.Memory) {
 	f.t.Helper()
-	cmd, err := storage.EncodePut(ms)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	f.n++
-	f.fsm.Apply(&raft.Log{Index: f.n, Term: 1, Type: raft.LogCommand, Data: cmd})
+	f.apply(storage.EncodePut(ms))
 }
 
 func (f *fixture) search(q Query) []Result {

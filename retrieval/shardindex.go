@@ -21,10 +21,16 @@ import (
 type VectorIndex interface {
 	Upsert(ns, id string, vec []float32) error
 	UpsertMany(ns string, ids []string, vecs [][]float32) error
+	// Load stores slab's dim-sized rows under ids, taking slab as its own when ns is empty (a checkpoint's load).
+	Load(ns string, ids []string, slab []float32) error
 	Delete(ns, id string) bool
+	DropNamespace(ns string)
+	// Rows calls fn with every vector of ns under the namespace's read lock (a checkpoint is written from it).
+	Rows(ns string, fn func(id string, vec []float32))
 	Search(ns string, q []float32, k int, filter func(id string) bool) []vector.Hit
 	Score(ns, id string, q []float32) (float32, bool)
 	Dim() int
+	Len() int // vectors held
 }
 
 // TextIndex is what retrieval needs of a full-text index (fulltext.Index satisfies it).
@@ -43,9 +49,15 @@ type Records interface {
 	ScanShard(shard uint32, fn func(memory.Memory) bool) error
 	ScanUser(shard uint32, user string, fn func(memory.Memory) bool) error
 	Applied(shard uint32) (index, term uint64, err error)
+	// RestoreEpoch counts the snapshot restores that replaced the shard's records: indexes built in another
+	// epoch are rebuilt, whatever their applied index says.
+	RestoreEpoch(shard uint32) (uint64, error)
 }
 
-const markerApplied = "applied"
+const (
+	markerApplied = "applied"
+	markerEpoch   = "restore_epoch"
+)
 
 // attrs is the in-memory copy of what vector-side filters test, so filtering does not touch Pebble.
 type attrs struct {
@@ -74,6 +86,11 @@ type ShardIndex struct {
 	attrs map[string]*attrs
 	tl    *timelines // per-user order, actors and names, for the pipeline mode (timeline.go)
 	feed  *textFeeder
+	ckpt  *checkpointer // nil: no checkpoint kept
+	// indexed is the applied index the vectors, attributes and timelines reflect every change up to; epoch the
+	// records' restore epoch they were loaded in.
+	indexed atomic.Uint64
+	epoch   atomic.Uint64
 	// anyHidden is set once a memory hidden from default searches (a retired fact, an archive entry) is indexed:
 	// until then searches skip the per-hit filter.
 	anyHidden atomic.Bool
@@ -91,6 +108,11 @@ type ShardIndexOptions struct {
 	// the raft log entries in between touched. Without it, or when it cannot vouch for that range, bleve is
 	// re-fed from every record of the shard.
 	Tail TailReader
+	// Checkpoint, when set, is the file where the replica keeps its vectors, attributes and timelines
+	// (checkpoint.go), so an open reads them back and, from the records, only what the raft log's tail after
+	// them touched, instead of every record. It needs Tail to use a checkpoint behind the records.
+	Checkpoint       string
+	CheckpointPolicy CheckpointPolicy // when to write it; see CheckpointPolicy for the defaults
 }
 
 // OpenShardIndex wires the indexes of a shard and brings them up to date with its records (no raft log tail:
@@ -109,6 +131,9 @@ func OpenShardIndexWith(o ShardIndexOptions) (*ShardIndex, error) {
 	}
 	s := &ShardIndex{shard: o.Shard, db: o.Records, vec: o.Vectors, text: o.Text, model: o.Model, tail: o.Tail,
 		log: o.Logger.With("shard", o.Shard), attrs: map[string]*attrs{}, tl: newTimelines()}
+	if o.Checkpoint != "" {
+		s.ckpt = newCheckpointer(o.Checkpoint, o.CheckpointPolicy)
+	}
 	if err := s.load(); err != nil {
 		return nil, fmt.Errorf("load indexes of shard %d: %w", o.Shard, err)
 	}
@@ -120,6 +145,9 @@ func OpenShardIndexWith(o ShardIndexOptions) (*ShardIndex, error) {
 		// Derived state: the marker stays behind, so the next open re-feeds bleve from Pebble.
 		s.log.Error("full-text index update failed", "err", err)
 	})
+	if s.ckpt != nil {
+		go s.ckpt.run(s)
+	}
 	return s, nil
 }
 
@@ -131,16 +159,27 @@ func (s *ShardIndex) load() error {
 	if err != nil {
 		return err
 	}
+	epoch, err := s.db.RestoreEpoch(s.shard)
+	if err != nil {
+		return err
+	}
+	s.epoch.Store(epoch)
 	mark, err := s.text.Marker(markerApplied)
 	if err != nil {
 		return err
 	}
+	textEpoch, err := s.text.Marker(markerEpoch)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
-	reindex := len(mark) != 8 || binary.BigEndian.Uint64(mark) != applied
+	reindex := len(mark) != 8 || binary.BigEndian.Uint64(mark) != applied || decodeU64(textEpoch) != epoch
 	how := "none"
 	if reindex {
 		n, why := 0, "no applied-index marker"
-		if len(mark) == 8 {
+		if e := decodeU64(textEpoch); e != epoch {
+			why = fmt.Sprintf("built in restore epoch %d, records in %d", e, epoch)
+		} else if len(mark) == 8 {
 			if n, why, err = s.refeedTail(binary.BigEndian.Uint64(mark), applied, term); err != nil {
 				return err
 			}
@@ -150,6 +189,20 @@ func (s *ShardIndex) load() error {
 		} else {
 			how = fmt.Sprintf("tail of %d memories", n)
 		}
+	}
+	vectors := "records"
+	if !reindex {
+		tail, why, err := s.loadCheckpoint(applied, term)
+		if err != nil {
+			return err
+		}
+		if why == "" {
+			s.indexed.Store(applied)
+			s.log.Info("indexes loaded", "memories", s.Memories(), "bleve_reindexed", how,
+				"vectors", fmt.Sprintf("checkpoint, tail of %d memories", tail), "took", time.Since(start))
+			return nil
+		}
+		vectors = "records: " + why
 	}
 	var docs []fulltext.Doc
 	var vecs vectorBatch
@@ -173,17 +226,19 @@ func (s *ShardIndex) load() error {
 		return err
 	}
 	if reindex {
-		if err := s.finishFullFeed(docs, applied); err != nil {
+		if err := s.finishFullFeed(docs, applied, epoch); err != nil {
 			return err
 		}
 	}
-	s.log.Info("indexes loaded", "memories", n, "bleve_reindexed", how, "took", time.Since(start))
+	s.indexed.Store(applied) // only once complete: a checkpoint claims every change up to it
+	s.log.Info("indexes loaded", "memories", n, "bleve_reindexed", how, "vectors", vectors, "took", time.Since(start))
 	return nil
 }
 
 // finishFullFeed writes the last records of a full re-feed and deletes every document the records no longer hold
 // (a delete or forget whose batch the crash lost), with the applied-index marker.
-func (s *ShardIndex) finishFullFeed(docs []fulltext.Doc, applied uint64) error {
+// The restore epoch is written last: a crash before it leaves the index to be rebuilt again.
+func (s *ShardIndex) finishFullFeed(docs []fulltext.Doc, applied, epoch uint64) error {
 	ids, err := s.text.IDs()
 	if err != nil {
 		return err
@@ -191,7 +246,18 @@ func (s *ShardIndex) finishFullFeed(docs []fulltext.Doc, applied uint64) error {
 	s.mu.RLock()
 	stale := slices.DeleteFunc(ids, func(id string) bool { return s.attrs[id] != nil })
 	s.mu.RUnlock()
-	return applyChunked(s.text, docs, stale, applied)
+	if err := applyChunked(s.text, docs, stale, applied); err != nil {
+		return err
+	}
+	return s.text.ApplyWithMarkers(nil, nil, map[string][]byte{markerEpoch: u64(epoch)})
+}
+
+// decodeU64 reads a marker written by u64; an absent one is 0.
+func decodeU64(b []byte) uint64 {
+	if len(b) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(b)
 }
 
 // Index implements storage.Indexer.
@@ -213,6 +279,10 @@ func (s *ShardIndex) Index(applied uint64, puts []memory.Memory, dels []storage.
 		s.vec.Delete(d.UserID, d.ID)
 	}
 	s.feed.add(applied, docs, ids)
+	if s.ckpt != nil {
+		s.ckpt.changes.Add(int64(len(puts) + len(dels)))
+	}
+	s.indexed.Store(applied)
 }
 
 // WaitIndexed returns once the full-text index reflects every change up to the shard's applied index idx.
@@ -223,6 +293,11 @@ func (s *ShardIndex) WaitIndexed(ctx context.Context, idx uint64) error {
 // Reset implements storage.Indexer: the shard's records were replaced by a snapshot.
 func (s *ShardIndex) Reset() {
 	s.feed.close()
+	if s.ckpt != nil {
+		if err := s.ckpt.remove(); err != nil {
+			s.log.Error("remove index checkpoint", "err", err)
+		}
+	}
 	s.mu.Lock()
 	old := s.attrs
 	s.attrs = map[string]*attrs{}
@@ -237,7 +312,10 @@ func (s *ShardIndex) Reset() {
 		s.log.Error("clear full-text index", "err", err)
 	}
 	if err := s.load(); err != nil {
+		// No checkpoint is written of what it left (checkpoints stay off until the next open).
 		s.log.Error("reload indexes after restore", "err", err)
+	} else if s.ckpt != nil {
+		s.ckpt.resume()
 	}
 	applied, _, _ := s.db.Applied(s.shard)
 	s.feed = newTextFeeder(s.text, applied, s.feed.fail)
@@ -261,10 +339,12 @@ func (s *ShardIndex) clearText(ids []string) error {
 
 func (s *ShardIndex) indexVector(m memory.Memory) {
 	s.indexAttrs(m)
-	if s.searchable(m) {
-		if err := s.vec.Upsert(m.UserID, m.ID, m.Embedding); err != nil {
-			s.log.Warn("vector upsert", "id", m.ID, "err", err)
-		}
+	if !s.searchable(m) {
+		s.vec.Delete(m.UserID, m.ID) // a vector of another model an earlier version left
+		return
+	}
+	if err := s.vec.Upsert(m.UserID, m.ID, m.Embedding); err != nil {
+		s.log.Warn("vector upsert", "id", m.ID, "err", err)
 	}
 }
 
@@ -318,9 +398,17 @@ func (s *ShardIndex) indexAttrs(m memory.Memory) {
 	s.mu.Unlock()
 }
 
-// Close closes the full-text index.
+// Close closes the full-text index, after writing the checkpoint when memories changed since the last one.
 func (s *ShardIndex) Close() error {
 	s.feed.close()
+	if s.ckpt != nil {
+		s.ckpt.close()
+		if s.ckpt.due(s.indexed.Load(), s.Memories(), time.Now().Add(s.ckpt.policy.MaxAge)) {
+			if err := s.writeCheckpoint(); err != nil {
+				s.log.Warn("write index checkpoint", "err", err)
+			}
+		}
+	}
 	return s.text.Close()
 }
 

@@ -9,13 +9,14 @@ import (
 	"github.com/memcluster/memcluster/storage"
 )
 
-// TailReader reads a shard's raft log between the full-text index's applied marker and the records' applied
-// index (internal/nodeindex implements it over the node's raft log store).
+// TailReader reads a shard's raft log between the applied index an index reflects (bleve's marker, the vectors'
+// checkpoint) and the records' applied index (internal/nodeindex implements it over the node's raft log store).
 type TailReader interface {
 	// Tail calls fn with the command of every entry in (from, to], oldest first, and reports whether it could
-	// vouch for the whole range: every entry present, the entry at to of term term, and no snapshot taken or
-	// installed in the range (an installed snapshot's state comes from no entry of this log). When it reports
-	// false the caller re-feeds everything, whatever fn saw.
+	// vouch for the whole range: every entry present and the entry at to of term term. By raft's log matching
+	// those are then the committed entries that brought the records from from to to, even when a snapshot was
+	// installed in between (its trailing entries below it are either absent, which is a gap, or the committed
+	// ones). When it reports false the caller re-reads everything, whatever fn saw.
 	Tail(from, to, term uint64, fn func(storage.Command)) (bool, error)
 }
 
@@ -41,8 +42,12 @@ func (t *touched) note(c storage.Command) {
 		for _, id := range c.UserTxn.Deletes {
 			t.ids[id] = c.UserTxn.UserID
 		}
-	case storage.CmdSetEmbeddings, storage.CmdPrune:
-		// No indexed text changes: vectors are loaded from the records on every open.
+	case storage.CmdSetEmbeddings:
+		for _, it := range c.SetEmbed.Items {
+			t.ids[it.ID] = it.UserID // no text changes, but the vectors' checkpoint must read them again
+		}
+	case storage.CmdPrune:
+		// Request results only.
 	default:
 		t.whole = true
 	}

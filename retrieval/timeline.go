@@ -78,18 +78,10 @@ func nameTokens(s string) []string {
 }
 
 // noteLocked records m; the caller holds ShardIndex.mu for writing.
-func (t *timelines) noteLocked(m memory.Memory) {
-	tl := t.users[m.UserID]
-	if tl == nil {
-		tl = &timeline{entries: map[string]*tlEntry{}, names: map[string]int{}, actors: map[string]int{}}
-		t.users[m.UserID] = tl
-	}
-	i, found := slices.BinarySearch(tl.ids, m.ID)
-	if old, ok := tl.entries[m.ID]; ok {
-		tl.dropNames(old)
-	} else if !found {
-		tl.ids = slices.Insert(tl.ids, i, m.ID)
-	}
+func (t *timelines) noteLocked(m memory.Memory) { t.noteEntryLocked(m.UserID, m.ID, entryOf(m)) }
+
+// entryOf is what the timelines keep of m: its time, its actor and the name tokens of the actor and entities.
+func entryOf(m memory.Memory) *tlEntry {
 	e := &tlEntry{occurred: m.OccurredAt}
 	seen := map[string]bool{}
 	add := func(tok string) {
@@ -109,13 +101,30 @@ func (t *timelines) noteLocked(m memory.Memory) {
 			add(tok)
 		}
 	}
+	return e
+}
+
+// noteEntryLocked records the entry e of memory id of user, replacing any earlier one; the caller holds
+// ShardIndex.mu for writing.
+func (t *timelines) noteEntryLocked(user, id string, e *tlEntry) {
+	tl := t.users[user]
+	if tl == nil {
+		tl = &timeline{entries: map[string]*tlEntry{}, names: map[string]int{}, actors: map[string]int{}}
+		t.users[user] = tl
+	}
+	i, found := slices.BinarySearch(tl.ids, id)
+	if old, ok := tl.entries[id]; ok {
+		tl.dropNames(old)
+	} else if !found {
+		tl.ids = slices.Insert(tl.ids, i, id)
+	}
 	for _, n := range e.names {
 		tl.names[n]++
 	}
 	if e.actor != "" {
 		tl.actors[e.actor]++
 	}
-	tl.entries[m.ID] = e
+	tl.entries[id] = e
 	tl.markStart(i)
 	tl.markStart(i + 1)
 }

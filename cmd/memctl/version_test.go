@@ -46,8 +46,8 @@ func TestVersionNamesVersionCommitAndFormats(t *testing.T) {
 	if f := got["raft_command"]; f.Writes != "1" || f.Reads != "1" {
 		t.Errorf("raft_command: %+v", f)
 	}
-	if len(got) != 9 || got["backup_file"].Writes != "1" || got["export"].Writes != "1" {
-		t.Errorf("%d formats, want 9 with backup_file and export: %+v", len(got), in.Formats)
+	if len(got) != 10 || got["backup_file"].Writes != "1" || got["export"].Writes != "1" || got["vector_checkpoint"].Writes != "1" {
+		t.Errorf("%d formats, want 10 with backup_file, export and vector_checkpoint: %+v", len(got), in.Formats)
 	}
 
 	// Unset at link time, the version is "dev".

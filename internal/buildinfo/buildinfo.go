@@ -71,6 +71,7 @@ func Formats() []Format {
 		one("cold_segment", formats.Segment),
 		one("backup_file", formats.Backup),
 		one("fulltext_mapping", formats.FulltextMapping),
+		one("vector_checkpoint", formats.VectorCheckpoint),
 		one("export", formats.Export),
 	}
 }

@@ -22,6 +22,9 @@ const (
 	Export = 1
 	// Backup is the whole-cluster backup file (backup/format.go).
 	Backup = 1
+	// VectorCheckpoint is a shard replica's checkpoint of its vectors and filter attributes
+	// (retrieval/checkpoint_format.go); a checkpoint of another version is ignored and the records are read.
+	VectorCheckpoint = 1
 	// FulltextMapping is the bleve index mapping (fulltext/mapping.go); an index of another version is rebuilt.
 	FulltextMapping = "2"
 )

@@ -14,7 +14,8 @@ import (
 	"github.com/memcluster/memcluster/vector"
 )
 
-// Factory opens shard indexes under dataDir/index/shard-N. An outdated or damaged full-text index is derived
+// Factory opens shard indexes under dataDir/index/shard-N, with the vectors' checkpoint beside them in
+// shard-N.vectors. An outdated or damaged full-text index is derived
 // state: it is destroyed and rebuilt from the shard's records in db. One that a crash left behind its records
 // is re-fed from the raft log entries it missed when the log still vouches for them (tail.go), else in full.
 func Factory(dataDir string, db *storage.DB, emb embed.Embedder, log *slog.Logger) cluster.IndexFactory {
@@ -32,7 +33,8 @@ func Factory(dataDir string, db *storage.DB, emb embed.Embedder, log *slog.Logge
 		}
 		idx, err := retrieval.OpenShardIndexWith(retrieval.ShardIndexOptions{Shard: shard, Records: db,
 			Vectors: vector.New(emb.Dim()), Text: ft, Model: emb.Fingerprint(), Logger: log,
-			Tail: raftTail{db: db, shard: shard, snapDir: cluster.SnapshotDir(dataDir, shard)}})
+			Tail:       raftTail{db: db, shard: shard},
+			Checkpoint: dir + ".vectors"})
 		if err != nil {
 			ft.Close()
 			return nil, err

@@ -145,7 +145,7 @@ func crashState(t *testing.T, n *node) (apple, banana, cherry []string) {
 func TestReopenRefeedsOnlyTheLogTail(t *testing.T) {
 	n := newNode(t)
 	apple, banana, cherry := crashState(t, n)
-	reopen(t, n, `bleve_reindexed="tail of 4 memories"`)
+	reopen(t, n, `bleve_reindexed="tail of 4 memories" vectors="checkpoint, tail of 3 memories"`)
 	checkState(t, n, apple, banana, cherry)
 }
 
@@ -155,7 +155,7 @@ func TestReopenRefeedsAllWhenTheLogHasAGap(t *testing.T) {
 	if err := n.log.DeleteRange(1, 5); err != nil { // as a compaction after a snapshot would
 		t.Fatal(err)
 	}
-	reopen(t, n, `bleve_reindexed="full: the raft log cannot vouch for entries 4..7"`)
+	reopen(t, n, `bleve_reindexed="full: the raft log cannot vouch for entries 4..7" vectors=records`)
 	checkState(t, n, apple, banana, cherry)
 }
 

@@ -1,0 +1,261 @@
+package retrieval
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"math"
+	"time"
+
+	"github.com/memcluster/memcluster/internal/formats"
+	"github.com/memcluster/memcluster/memory"
+)
+
+// A checkpoint file holds what an open otherwise rebuilds from every record of the shard: the vectors, the
+// filter attributes and the timelines, as of an applied index. Layout (integers uvarint unless said, strings a
+// uvarint length then the bytes):
+//
+//	"MCVC" | version | shard | applied index | restore epoch | model | dim | users
+//	per user:   user | memories… | "" | vectors… | ""
+//	memory:     id | type | agent | run | flags byte | occurred (when flagged: varint unix seconds, nanoseconds)
+//	            | tags (count, strings) | actor | names (count, strings)
+//	vector:     id | dim × float32 (little-endian)
+//	trailer:    CRC-32C of everything before it, 4 bytes little-endian
+//
+// Ids are never empty (vector.ErrEmptyID; records need one), so an empty id ends each list: a user's lists are
+// written while it changes, without counting them first.
+const (
+	checkpointMagic   = "MCVC"
+	checkpointVersion = formats.VectorCheckpoint
+)
+
+const (
+	flagShared = 1 << iota
+	flagRetired
+	flagArchive
+	flagOccurred
+)
+
+var (
+	errCheckpointCorrupt = errors.New("checkpoint corrupt")
+	castagnoli           = crc32.MakeTable(crc32.Castagnoli)
+)
+
+// checkpointHeader is what a checkpoint is of: a shard at an applied index, with an embedding model's vectors.
+type checkpointHeader struct {
+	shard   uint32
+	applied uint64
+	epoch   uint64 // the records' restore epoch (storage.DB.RestoreEpoch)
+	model   string
+	dim     int
+	users   int
+}
+
+// ckptWriter encodes a checkpoint into w, keeping its CRC.
+type ckptWriter struct {
+	bw  *bufio.Writer
+	crc hash.Hash32
+	buf []byte
+}
+
+func newCkptWriter(w io.Writer) *ckptWriter {
+	crc := crc32.New(castagnoli)
+	return &ckptWriter{bw: bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<20), crc: crc}
+}
+
+func (c *ckptWriter) uvarint(v uint64) { c.buf = binary.AppendUvarint(c.buf, v) }
+func (c *ckptWriter) str(s string)     { c.uvarint(uint64(len(s))); c.buf = append(c.buf, s...) }
+
+// flush hands the encoded bytes to the buffered writer; called per entry, so buf stays small.
+func (c *ckptWriter) flush() error {
+	_, err := c.bw.Write(c.buf)
+	c.buf = c.buf[:0]
+	return err
+}
+
+func (c *ckptWriter) header(h checkpointHeader) error {
+	c.buf = append(c.buf, checkpointMagic...)
+	c.uvarint(checkpointVersion)
+	c.uvarint(uint64(h.shard))
+	c.uvarint(h.applied)
+	c.uvarint(h.epoch)
+	c.str(h.model)
+	c.uvarint(uint64(h.dim))
+	c.uvarint(uint64(h.users))
+	return c.flush()
+}
+
+func (c *ckptWriter) memory(id string, a *attrs, e *tlEntry) error {
+	c.str(id)
+	c.str(string(a.typ))
+	c.str(a.agent)
+	c.str(a.run)
+	c.buf = append(c.buf, flagIf(a.shared, flagShared)|flagIf(a.retired, flagRetired)|flagIf(a.archive, flagArchive)|
+		flagIf(!a.occurred.IsZero(), flagOccurred))
+	if !a.occurred.IsZero() { // seconds and nanoseconds: UnixNano overflows outside 1678..2262
+		c.buf = binary.AppendVarint(c.buf, a.occurred.Unix())
+		c.uvarint(uint64(a.occurred.Nanosecond()))
+	}
+	c.strs(a.tags)
+	c.str(e.actor)
+	c.strs(e.names)
+	return c.flush()
+}
+
+func (c *ckptWriter) strs(ss []string) {
+	c.uvarint(uint64(len(ss)))
+	for _, s := range ss {
+		c.str(s)
+	}
+}
+
+func (c *ckptWriter) vector(id string, v []float32) error {
+	c.str(id)
+	for _, f := range v {
+		c.buf = binary.LittleEndian.AppendUint32(c.buf, math.Float32bits(f))
+	}
+	return c.flush()
+}
+
+// end closes a list (an empty id).
+func (c *ckptWriter) end() error { c.str(""); return c.flush() }
+
+// finish writes the CRC trailer and flushes.
+func (c *ckptWriter) finish() error {
+	if err := c.bw.Flush(); err != nil {
+		return err
+	}
+	_, err := c.bw.Write(binary.LittleEndian.AppendUint32(nil, c.crc.Sum32()))
+	return cmp.Or(err, c.bw.Flush())
+}
+
+func flagIf(on bool, bit byte) byte {
+	if on {
+		return bit
+	}
+	return 0
+}
+
+// ckptReader decodes a checkpoint held in memory whose CRC was checked; the first malformed field sets err and
+// every later read returns zero values.
+type ckptReader struct {
+	b   []byte
+	err error
+}
+
+// newCkptReader checks data's magic, version and CRC.
+func newCkptReader(data []byte) (*ckptReader, error) {
+	if len(data) < len(checkpointMagic)+4 || string(data[:len(checkpointMagic)]) != checkpointMagic {
+		return nil, fmt.Errorf("%w: not a checkpoint", errCheckpointCorrupt)
+	}
+	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, fmt.Errorf("%w: checksum mismatch", errCheckpointCorrupt)
+	}
+	r := &ckptReader{b: body[len(checkpointMagic):]}
+	if v := r.uvarint(); r.err == nil && v != checkpointVersion {
+		return nil, fmt.Errorf("%w: format version %d, this build reads %d", errCheckpointCorrupt, v, checkpointVersion)
+	}
+	return r, r.err
+}
+
+func (r *ckptReader) fail(what string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: truncated %s", errCheckpointCorrupt, what)
+	}
+	r.b = nil
+}
+
+func (r *ckptReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail("integer")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *ckptReader) str() string {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.fail("string")
+		return ""
+	}
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s
+}
+
+func (r *ckptReader) strs() []string {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) { // each string takes at least a byte
+		r.fail("list")
+		return nil
+	}
+	if n == 0 {
+		return nil
+	}
+	ss := make([]string, n)
+	for i := range ss {
+		ss[i] = r.str()
+	}
+	return ss
+}
+
+func (r *ckptReader) header() checkpointHeader {
+	return checkpointHeader{shard: uint32(r.uvarint()), applied: r.uvarint(), epoch: r.uvarint(), model: r.str(),
+		dim: int(r.uvarint()), users: int(r.uvarint())}
+}
+
+// memory reads one memory entry; "" ends the user's list.
+func (r *ckptReader) memory(user string) (string, *attrs, *tlEntry) {
+	id := r.str()
+	if id == "" {
+		return "", nil, nil
+	}
+	a := &attrs{user: user, typ: memory.Type(r.str()), agent: r.str(), run: r.str()}
+	if len(r.b) == 0 {
+		r.fail("memory")
+		return "", nil, nil
+	}
+	flags := r.b[0]
+	r.b = r.b[1:]
+	a.shared, a.retired, a.archive = flags&flagShared != 0, flags&flagRetired != 0, flags&flagArchive != 0
+	e := &tlEntry{}
+	if flags&flagOccurred != 0 {
+		sec, n := binary.Varint(r.b)
+		if n <= 0 {
+			r.fail("time")
+			return "", nil, nil
+		}
+		r.b = r.b[n:]
+		a.occurred = time.Unix(sec, int64(r.uvarint())).UTC()
+	}
+	e.occurred = a.occurred
+	a.tags = r.strs()
+	e.actor, e.names = r.str(), r.strs()
+	return id, a, e
+}
+
+// vector reads one vector of dim floats, appended to v; "" ends the user's list.
+func (r *ckptReader) vector(dim int, v []float32) (string, []float32) {
+	id := r.str()
+	if id == "" {
+		return "", v
+	}
+	if len(r.b) < 4*dim {
+		r.fail("vector")
+		return "", v
+	}
+	for i := range dim {
+		v = append(v, math.Float32frombits(binary.LittleEndian.Uint32(r.b[4*i:])))
+	}
+	r.b = r.b[4*dim:]
+	return id, v
+}
