@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/retrieval"
+	"github.com/memcluster/memcluster/storage"
 )
 
 func TestClusterFormsAndServesWritesFromEveryNode(t *testing.T) {
@@ -152,7 +157,9 @@ func TestDeadNodeReplicasArePlacedElsewhere(t *testing.T) {
 
 func TestJoiningNodesTakeUnderReplicatedShards(t *testing.T) {
 	cfg := testConfig()
-	cfg.SnapshotThreshold = 16 // force snapshot installs onto the newcomers
+	// Force snapshot installs onto the newcomers: snapshots every 16 entries, checked often, and a log
+	// compacted to its last 4 entries after each.
+	cfg.SnapshotThreshold, cfg.ShardSnapshotInterval, cfg.ShardTrailingLogs = 16, 100*time.Millisecond, 4
 	c := &testCluster{t: t, base: cfg}
 	first := cfg
 	first.NodeID, first.BootstrapExpect = "n1", 1
@@ -169,6 +176,24 @@ func TestJoiningNodesTakeUnderReplicatedShards(t *testing.T) {
 		}
 		ids = append(ids, id)
 	}
+	// carol's shard snapshots past her memories and compacts its log: the newcomers cannot catch up from it.
+	// Its snapshots are markers; the one sent is materialized from the leader's state.
+	waitFor(t, 30*time.Second, "a snapshot past carol's memories", func() bool {
+		for shard := uint32(0); shard < 4; shard++ {
+			snaps, err := raft.NewFileSnapshotStore(SnapshotDir(n1.dir, shard), 2, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			metas, _ := snaps.List()
+			if len(metas) > 0 && metas[0].Index >= 90 {
+				if metas[0].Size != storage.LazySnapshotSize {
+					t.Fatalf("shard %d's snapshot holds %d bytes, want a marker", shard, metas[0].Size)
+				}
+				return true
+			}
+		}
+		return false
+	})
 	for _, id := range []string{"n2", "n3"} {
 		jc := cfg
 		jc.NodeID = id
@@ -184,6 +209,10 @@ func TestJoiningNodesTakeUnderReplicatedShards(t *testing.T) {
 			}
 			return true
 		})
+	}
+	var m dto.Metric
+	if err := n1.metrics.snapshotsMaterialized.Write(&m); err != nil || m.GetCounter().GetValue() == 0 {
+		t.Fatalf("no snapshot marker was materialized for the newcomers (%v)", err)
 	}
 }
 

@@ -69,8 +69,15 @@ type Config struct {
 	// 10ms, at most a twentieth of the heartbeat timeout.
 	HeartbeatCoalesce       bool
 	HeartbeatCoalesceWindow time.Duration
-	// SnapshotThreshold: log entries between shard snapshots; default 8192.
+	// SnapshotThreshold: log entries between snapshots; default 128. A shard's snapshots are lazy markers
+	// (storage/lazysnap.go), cheap to take; the meta group's hold its state.
 	SnapshotThreshold uint64
+	// ShardSnapshotInterval: how often a shard group checks whether a snapshot is due (raft's
+	// SnapshotInterval, with jitter); default 10s.
+	ShardSnapshotInterval time.Duration
+	// ShardTrailingLogs: log entries a shard group keeps after a snapshot (raft's TrailingLogs), so a follower
+	// that falls behind by less catches up from the log instead of a snapshot; default 10240.
+	ShardTrailingLogs uint64
 	// GossipProfile: "lan" (default) or "local" (fast failure detection for tests on one host).
 	GossipProfile string
 
@@ -128,7 +135,11 @@ func (c Config) withDefaults() Config {
 	durDef(&c.ShardCommitTimeout, 500*time.Millisecond)
 	durDef(&c.HeartbeatCoalesceWindow, min(10*time.Millisecond, c.HeartbeatTimeout/20))
 	if c.SnapshotThreshold == 0 {
-		c.SnapshotThreshold = 8192
+		c.SnapshotThreshold = 128
+	}
+	durDef(&c.ShardSnapshotInterval, 10*time.Second)
+	if c.ShardTrailingLogs == 0 {
+		c.ShardTrailingLogs = 10240
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

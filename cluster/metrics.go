@@ -35,6 +35,9 @@ type metrics struct {
 	heartbeatBatches    prometheus.Counter
 	heartbeatsDirect    prometheus.Counter
 	heartbeatsReceived  prometheus.Counter
+	// Lazy snapshots (lazysnap.go) turned into the shard's state to be sent, and the bytes written.
+	snapshotsMaterialized     prometheus.Counter
+	snapshotMaterializedBytes prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, n *Node) *metrics {
@@ -79,6 +82,10 @@ func newMetrics(reg prometheus.Registerer, n *Node) *metrics {
 			Help: "Empty AppendEntries sent on their group's own connection because the peer's heartbeat stream was unavailable."}),
 		heartbeatsReceived: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_raft_heartbeats_received_total",
 			Help: "Coalesced empty AppendEntries received and handed to their groups."}),
+		snapshotsMaterialized: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_snapshots_materialized_total",
+			Help: "Shard snapshot markers turned into the shard's state when opened (to send to a follower)."}),
+		snapshotMaterializedBytes: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_snapshot_materialized_bytes_total",
+			Help: "Bytes of shard state written for materialized snapshots."}),
 	}
 	replicas := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memcluster_local_replicas",
 		Help: "Shard replicas hosted by this node."}, func() float64 { return float64(len(n.LocalShards())) })
@@ -95,7 +102,8 @@ func newMetrics(reg prometheus.Registerer, n *Node) *metrics {
 	for _, c := range []prometheus.Collector{m.halted, m.forwarded, m.rpcRetries, m.fanoutPartial, m.leaderShed,
 		replicas, leaders, m.movesStarted, m.movesFinished, m.moveStepsFailed, m.movedBytes, m.movesInFlight,
 		m.transfers, m.replicaImbalance, m.leaderImbalance, m.splits, m.redirects, m.prunedResults,
-		m.heartbeatsCoalesced, m.heartbeatBatches, m.heartbeatsDirect, m.heartbeatsReceived} {
+		m.heartbeatsCoalesced, m.heartbeatBatches, m.heartbeatsDirect, m.heartbeatsReceived,
+		m.snapshotsMaterialized, m.snapshotMaterializedBytes} {
 		_ = reg.Register(c)
 	}
 	return m

@@ -241,6 +241,16 @@ func (n *Node) Replica(shard uint32) (*Replica, bool) {
 	return r, ok
 }
 
+// StaleEmbeddings reports how many memories of the local replica of shard have no vector of the index's model,
+// and whether it knows (a replica with indexes).
+func (n *Node) StaleEmbeddings(shard uint32) (int, bool) {
+	r, ok := n.Replica(shard)
+	if !ok || r.Index == nil {
+		return 0, false
+	}
+	return r.Index.Unsearchable(), true
+}
+
 // LocalShards lists the shards this node holds replicas of, sorted.
 func (n *Node) LocalShards() []uint32 {
 	n.mu.RLock()

@@ -50,9 +50,19 @@ func (n *Node) openRaft(group uint32, fsm raft.FSM, restoreOnStart bool, notify 
 		name = "raft-meta"
 	}
 	hl := hclogFor(n.log, name)
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(n.snapshotDir(group), 2, hl)
+	fileSnaps, err := raft.NewFileSnapshotStoreWithLogger(n.snapshotDir(group), 2, hl)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot store of group %d: %w", group, err)
+	}
+	var snaps raft.SnapshotStore = fileSnaps
+	if sf, ok := fsm.(*storage.ShardFSM); ok {
+		ls := newLazySnapshots(fileSnaps, n.snapshotDir(group), n.db, sf)
+		ls.materialized = func(id string, size int64, took time.Duration) {
+			n.metrics.snapshotsMaterialized.Inc()
+			n.metrics.snapshotMaterializedBytes.Add(float64(size))
+			n.log.Info("snapshot materialized to send", "shard", group, "snapshot", id, "bytes", size, "took", took)
+		}
+		snaps = ls
 	}
 	has, err := raft.HasExistingState(store, store, snaps)
 	if err != nil {
@@ -82,6 +92,12 @@ func (n *Node) openRaft(group uint32, fsm raft.FSM, restoreOnStart bool, notify 
 		c.CommitTimeout = n.cfg.ShardCommitTimeout
 	}
 	c.SnapshotThreshold = n.cfg.SnapshotThreshold
+	if group != MetaGroup {
+		// Lazy snapshots cost a WAL sync and a small file: take them often, so that a restart reads little of
+		// the log (hashicorp/raft reads every entry after the last snapshot twice at start).
+		c.SnapshotInterval = n.cfg.ShardSnapshotInterval
+		c.TrailingLogs = n.cfg.ShardTrailingLogs
+	}
 	c.BatchApplyCh = true
 	c.MaxAppendEntries = 256
 	c.NoSnapshotRestoreOnStart = !restoreOnStart

@@ -28,6 +28,8 @@ type ShardIndex interface {
 	SetLeader(leader bool)
 	// Memories is how many memory records the indexes hold, for status.
 	Memories() int
+	// Unsearchable is how many memories have no vector of the index's model (re-embedding work).
+	Unsearchable() int
 	Close() error
 }
 

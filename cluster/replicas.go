@@ -43,8 +43,8 @@ func (n *Node) startReplica(shard uint32, voters []string, addrs map[string]stri
 		return r, nil
 	}
 	n.mu.Unlock()
-	// An interrupted snapshot restore left partial state: let raft restore its latest snapshot again.
-	restoring, err := n.db.Restoring(shard)
+	// An interrupted snapshot restore left partial state, or one never began: let raft restore its latest snapshot.
+	restoring, err := n.mustRestore(shard)
 	if err != nil {
 		return nil, err
 	}
