@@ -36,9 +36,9 @@ func (n *Node) Backup(ctx context.Context, w io.Writer, o BackupOptions) (backup
 	if err := n.awaitFormed(ctx); err != nil {
 		return backup.Summary{}, err
 	}
-	st := n.meta.State()
-	if st.Split != nil {
-		return backup.Summary{}, fmt.Errorf("%w: shard %d is splitting; back up once the split is done", ErrRefused, st.Split.Parent)
+	st, err := n.awaitNoSplit(ctx)
+	if err != nil {
+		return backup.Summary{}, err
 	}
 	bw, err := backup.NewWriter(w, n.manifest(st, o))
 	if err != nil {

@@ -149,11 +149,12 @@ func (n *Node) checkTarget(ctx context.Context, sp *spooled, o RestoreOptions) (
 	if err := n.awaitFormed(ctx); err != nil {
 		return nil, err
 	}
-	st := n.meta.State()
+	st, err := n.awaitNoSplit(ctx)
+	if err != nil {
+		return nil, err
+	}
 	m := sp.m
 	switch {
-	case st.Split != nil:
-		return nil, fmt.Errorf("%w: a split is under way", ErrRefused)
 	case m.Buckets != st.Buckets:
 		return nil, fmt.Errorf("%w: the backup has %d buckets and this cluster %d: form the target with --shards %d",
 			ErrRefused, m.Buckets, st.Buckets, m.Buckets)

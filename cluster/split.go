@@ -40,8 +40,10 @@ func (n *Node) SplitShard(ctx context.Context, shard uint32, wait bool) (apiv1.S
 	if int(shard) >= st.Shards {
 		return res, errorf(ErrUnknownShard, "no shard %d (the cluster has %d)", shard, st.Shards)
 	}
-	if st.Split != nil {
-		return res, errorf(ErrRefused, "shard %d is splitting into %d: one split at a time", st.Split.Parent, st.Split.Child)
+	// One split at a time: a split under way (or one whose end this node has not applied yet) is waited for.
+	st, err := n.awaitNoSplit(ctx)
+	if err != nil {
+		return res, err
 	}
 	lower, upper, err := st.Ranges[shard].Split()
 	if err != nil {
