@@ -9,11 +9,15 @@
 #                                                                                -> $OUT/{memcluster,etcd}-cN-rR.json
 #   3b. footprint: one memnode --dev holding FOOTPRINT_TARGET memories (1000000), RSS against raw bytes,
 #       after the load and after a restart (bench/footprint.sh)                   -> $OUT/footprint/footprint.txt
+#   3c. recovery under load: 3 memnode processes holding CATCHUP_TARGET memories (1000000), one SIGKILLed for
+#       10 s and restarted while 16 clients put; its /readyz time and the put p99 while it catches up against
+#       the baseline's (bench/catchup.sh)                                       -> $OUT/catchup/catchup.txt
 #   4. bench/cmd/report: rewrites the "peers" section of docs/benchmarks.md, draws docs/search-latency.png
 #      and docs/write-scaling.png
-# Ports: memcluster 27480-27502 (HTTP/raft/gossip per node), etcd 27510-27515, footprint 27600-27602.
+# Ports: memcluster 27480-27502 (HTTP/raft/gossip per node), etcd 27510-27515, footprint 27600-27602,
+#        recovery 31540-31562.
 # Environment: OUT (bench/out), REPS (3), DUR (5s), GOBENCHTIME (100ms), SKIP_GOBENCH=1, SKIP_PEERS=1 (reuse $OUT/peers.json),
-#              SKIP_WRITES=1, SKIP_FOOTPRINT=1, FOOTPRINT_TARGET (1000000), WRITE_CLIENTS ("1 16 64"), TENANT_OTHERS (memories/users beside the small user, 200000/2000).
+#              SKIP_WRITES=1, SKIP_FOOTPRINT=1, FOOTPRINT_TARGET (1000000), SKIP_CATCHUP=1, CATCHUP_TARGET (1000000), WRITE_CLIENTS ("1 16 64"), TENANT_OTHERS (memories/users beside the small user, 200000/2000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/out}
@@ -115,6 +119,14 @@ if [ -z "${SKIP_FOOTPRINT:-}" ]; then
   say "footprint at ${FOOTPRINT_TARGET:-1000000} memories (bench/footprint.sh)"
   OUT="$OUT/footprint" TARGET="${FOOTPRINT_TARGET:-1000000}" bench/footprint.sh
   rm -rf "$OUT/footprint/data"
+fi
+
+# 3c. Recovery under load.
+if [ -z "${SKIP_CATCHUP:-}" ]; then
+  say "recovery under load at ${CATCHUP_TARGET:-1000000} memories (bench/catchup.sh)"
+  mkdir -p "$OUT/catchup"
+  OUT="$OUT/catchup" TARGET="${CATCHUP_TARGET:-1000000}" LOAD=60s bench/catchup.sh | tee "$OUT/catchup/catchup.txt"
+  rm -rf "$OUT/catchup/data"
 fi
 
 # 4. Report.

@@ -218,7 +218,7 @@ func (n *Node) Stop() error {
 		errs = append(errs, r.Shutdown())
 	}
 	if n.mraft != nil {
-		errs = append(errs, n.mraft.raft.Shutdown().Error())
+		errs = append(errs, n.mraft.shutdown().Error())
 		n.mraft.trans.Close()
 	}
 	if n.hb != nil {

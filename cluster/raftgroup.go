@@ -15,7 +15,14 @@ import (
 type raftGroup struct {
 	raft     *raft.Raft
 	trans    raftTransport
+	wait     *peerWaitTransport
 	hasState bool
+}
+
+// shutdown stops the group's raft, first ending the RPCs that wait for a peer (raft waits for them).
+func (g *raftGroup) shutdown() raft.Future {
+	g.wait.stopWaiting()
+	return g.raft.Shutdown()
 }
 
 // logCacheEntries is how many of a group's latest log entries stay in memory. The leader's replicators send
@@ -104,7 +111,8 @@ func (n *Node) openRaft(group uint32, fsm raft.FSM, restoreOnStart bool, notify 
 	c.NotifyCh = notify
 	c.Logger = hl
 	c.NoLegacyTelemetry = true
-	guard := newVoteGuard(trans, n.log.With("group", name))
+	wait := newPeerWait(trans)
+	guard := newVoteGuard(wait, n.log.With("group", name))
 	if group != MetaGroup && n.wasDropped(group) {
 		guard.dropped.Store(true)
 		guard.onConfigured = func() { n.clearDropped(group) }
@@ -123,7 +131,7 @@ func (n *Node) openRaft(group uint32, fsm raft.FSM, restoreOnStart bool, notify 
 	if ct, ok := trans.(*coalescingTransport); ok {
 		ct.raft.Store(r)
 	}
-	return &raftGroup{raft: r, trans: trans, hasState: has}, nil
+	return &raftGroup{raft: r, trans: trans, wait: wait, hasState: has}, nil
 }
 
 // bootstrap forms a group with the given voters; every voter calls it with the same list.

@@ -44,6 +44,7 @@ type Replica struct {
 
 	raft  *raft.Raft
 	trans raftTransport
+	wait  *peerWaitTransport // its waits for a refusing peer end before raft's Shutdown
 	log   *slog.Logger
 
 	// readable is true while this replica leads and has applied a barrier in its current term: only then does
@@ -210,6 +211,7 @@ func (r *Replica) Shutdown() error {
 // unresponsive peer would hold it for good: after a grace period the transport's connections are closed,
 // which fails such RPCs, and a goroutine dump is logged if even that does not end it.
 func (r *Replica) shutdownRaft() error {
+	r.wait.stopWaiting()
 	f := r.raft.Shutdown()
 	done := make(chan error, 1)
 	go func() { done <- f.Error() }()

@@ -79,7 +79,7 @@ func (n *Node) startReplica(shard uint32, voters []string, addrs map[string]stri
 		}
 		return nil, err
 	}
-	r.raft, r.trans = g.raft, g.trans
+	r.raft, r.trans, r.wait = g.raft, g.trans, g.wait
 	if voters != nil && !g.hasState {
 		if err := n.bootstrap(g, voters, addrs); err != nil {
 			r.Shutdown()
@@ -105,6 +105,7 @@ func (n *Node) haltReplica(shard uint32, err error) {
 	n.log.Error("stopping replica", "shard", shard, "err", err)
 	n.metrics.halted.Inc()
 	if r, ok := n.Replica(shard); ok {
+		r.wait.stopWaiting()
 		_ = r.raft.Shutdown().Error()
 	}
 }

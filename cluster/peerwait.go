@@ -1,0 +1,69 @@
+package cluster
+
+import (
+	"errors"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// peerWaitTransport retries an AppendEntries whose dial the peer refused (its process is down, its port
+// closed) every refusedRetry until raft's RPC timeout has passed, instead of failing it at once.
+//
+// hashicorp/raft backs off exponentially on every failed RPC to a follower, up to 10 s between tries
+// (hashicorp/raft#73): a follower down for ten seconds waited about as long again after its restart before
+// its leaders sent it an entry, so its meta replica could not catch up and the shards it held started only
+// then. A refused AppendEntries that waits counts one failure per RPC timeout instead of a doubling series,
+// and reaches the peer within refusedRetry of its return. Only AppendEntries waits: a TimeoutNow blocked
+// on a dead target would hold the leader's transfer, and with it every write of the group, until it ended.
+type peerWaitTransport struct {
+	raftTransport
+	quit chan struct{}
+	once sync.Once
+}
+
+// refusedRetry is how often a refused AppendEntries is tried again while it waits for the peer.
+const refusedRetry = 100 * time.Millisecond
+
+func newPeerWait(t raftTransport) *peerWaitTransport {
+	return &peerWaitTransport{raftTransport: t, quit: make(chan struct{})}
+}
+
+// AppendEntries implements raft.Transport.
+func (t *peerWaitTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest,
+	resp *raft.AppendEntriesResponse) error {
+	deadline := time.Now().Add(raftRPCTimeout)
+	for {
+		err := t.raftTransport.AppendEntries(id, target, args, resp)
+		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || time.Until(deadline) < refusedRetry {
+			return err
+		}
+		select {
+		case <-time.After(refusedRetry):
+		case <-t.quit:
+			return err
+		}
+	}
+}
+
+// RequestPreVote implements raft.WithPreVote.
+func (t *peerWaitTransport) RequestPreVote(id raft.ServerID, target raft.ServerAddress, args *raft.RequestPreVoteRequest,
+	resp *raft.RequestPreVoteResponse) error {
+	return t.raftTransport.(raft.WithPreVote).RequestPreVote(id, target, args, resp)
+}
+
+// stopWaiting ends the waits, now and later. It must come before raft's Shutdown, which waits for the
+// replication goroutines that may be in one.
+func (t *peerWaitTransport) stopWaiting() {
+	if t != nil {
+		t.once.Do(func() { close(t.quit) })
+	}
+}
+
+// Close implements raft.WithClose.
+func (t *peerWaitTransport) Close() error {
+	t.stopWaiting()
+	return t.raftTransport.Close()
+}

@@ -1,0 +1,77 @@
+package cluster
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// An AppendEntries to a peer whose port refuses (its process is down) waits for the peer to listen, up to raft's
+// RPC timeout, instead of failing at once, and is answered once the peer is back. Other RPCs (a TimeoutNow)
+// fail at once, and stopWaiting ends a wait at once.
+func TestAppendEntriesWaitsForARefusingPeer(t *testing.T) {
+	addr := freeAddr(t) // nobody listens here yet: dials are refused
+	local := newPeerWait(newTestTransport(t, freeAddr(t), 7))
+	got := make(chan error, 1)
+	go func() {
+		got <- local.AppendEntries("peer", raft.ServerAddress(addr), &raft.AppendEntriesRequest{Term: 1},
+			&raft.AppendEntriesResponse{})
+	}()
+	if err := local.TimeoutNow("peer", raft.ServerAddress(addr), &raft.TimeoutNowRequest{},
+		&raft.TimeoutNowResponse{}); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("TimeoutNow to a refusing peer: %v, want refused at once", err)
+	}
+	select {
+	case err := <-got:
+		t.Fatalf("AppendEntries returned before the peer listened: %v", err)
+	case <-time.After(3 * refusedRetry):
+	}
+	peer := newTestTransport(t, addr, 7)
+	go func() {
+		rpc := <-peer.Consumer()
+		rpc.Respond(&raft.AppendEntriesResponse{Term: 1, Success: true}, nil)
+	}()
+	if err := <-got; err != nil {
+		t.Fatalf("AppendEntries once the peer listens: %v", err)
+	}
+
+	addr = freeAddr(t)
+	go func() {
+		got <- local.AppendEntries("peer", raft.ServerAddress(addr), &raft.AppendEntriesRequest{Term: 1},
+			&raft.AppendEntriesResponse{})
+	}()
+	local.stopWaiting() // before or during the wait: either way the call ends refused
+	select {
+	case err := <-got:
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Fatalf("AppendEntries after stopWaiting: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("stopWaiting did not end the wait")
+	}
+}
+
+// newTestTransport is group g's raft transport on a mux listening on addr.
+func newTestTransport(t *testing.T, addr string, g uint32) *raft.NetworkTransport {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := newMux(ln, addr, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nt := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: m.layer(g), MaxPool: 1,
+		Timeout: raftRPCTimeout, MaxRPCsInFlight: 1})
+	t.Cleanup(func() {
+		nt.Close()
+		m.close()
+	})
+	return nt
+}
