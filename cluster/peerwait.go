@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"errors"
+	"io"
 	"sync"
 	"syscall"
 	"time"
@@ -9,14 +10,14 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// peerWaitTransport retries an AppendEntries whose dial the peer refused (its process is down, its port
-// closed) every refusedRetry until raft's RPC timeout has passed, instead of failing it at once.
+// peerWaitTransport retries an AppendEntries or InstallSnapshot whose dial the peer refused (its process is
+// down, its port closed) every refusedRetry until raft's RPC timeout has passed, instead of failing it at once.
 //
 // hashicorp/raft backs off exponentially on every failed RPC to a follower, up to 10 s between tries
 // (hashicorp/raft#73): a follower down for ten seconds waited about as long again after its restart before
 // its leaders sent it an entry, so its meta replica could not catch up and the shards it held started only
-// then. A refused AppendEntries that waits counts one failure per RPC timeout instead of a doubling series,
-// and reaches the peer within refusedRetry of its return. Only AppendEntries waits: a TimeoutNow blocked
+// then. A refused RPC that waits counts one failure per RPC timeout instead of a doubling series,
+// and reaches the peer within refusedRetry of its return. Only those two wait: a TimeoutNow blocked
 // on a dead target would hold the leader's transfer, and with it every write of the group, until it ended.
 type peerWaitTransport struct {
 	raftTransport
@@ -34,9 +35,23 @@ func newPeerWait(t raftTransport) *peerWaitTransport {
 // AppendEntries implements raft.Transport.
 func (t *peerWaitTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest,
 	resp *raft.AppendEntriesResponse) error {
+	return t.whileRefused(func() error { return t.raftTransport.AppendEntries(id, target, args, resp) })
+}
+
+// InstallSnapshot implements raft.Transport. A refused dial reads nothing of data, so the call can be made again;
+// and raft opens the snapshot (for a shard, materializes it from Pebble) before each try, so fewer tries to a
+// down follower also mean fewer copies of the shard written.
+func (t *peerWaitTransport) InstallSnapshot(id raft.ServerID, target raft.ServerAddress, args *raft.InstallSnapshotRequest,
+	resp *raft.InstallSnapshotResponse, data io.Reader) error {
+	return t.whileRefused(func() error { return t.raftTransport.InstallSnapshot(id, target, args, resp, data) })
+}
+
+// whileRefused makes call until it returns anything but a refused connection, raft's RPC timeout has passed, or
+// the waits are stopped.
+func (t *peerWaitTransport) whileRefused(call func() error) error {
 	deadline := time.Now().Add(raftRPCTimeout)
 	for {
-		err := t.raftTransport.AppendEntries(id, target, args, resp)
+		err := call()
 		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || time.Until(deadline) < refusedRetry {
 			return err
 		}

@@ -2,8 +2,11 @@ package cluster
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -11,10 +14,10 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// An AppendEntries to a peer whose port refuses (its process is down) waits for the peer to listen, up to raft's
-// RPC timeout, instead of failing at once, and is answered once the peer is back. Other RPCs (a TimeoutNow)
-// fail at once, and stopWaiting ends a wait at once.
-func TestAppendEntriesWaitsForARefusingPeer(t *testing.T) {
+// An AppendEntries or InstallSnapshot to a peer whose port refuses (its process is down) waits for the peer to
+// listen, up to raft's RPC timeout, instead of failing at once, and is answered once the peer is back. Other RPCs
+// (a TimeoutNow) fail at once, and stopWaiting ends a wait at once.
+func TestReplicationWaitsForARefusingPeer(t *testing.T) {
 	addr := freeAddr(t) // nobody listens here yet: dials are refused
 	local := newPeerWait(newTestTransport(t, freeAddr(t), 7))
 	got := make(chan error, 1)
@@ -38,6 +41,30 @@ func TestAppendEntriesWaitsForARefusingPeer(t *testing.T) {
 	}()
 	if err := <-got; err != nil {
 		t.Fatalf("AppendEntries once the peer listens: %v", err)
+	}
+
+	// An InstallSnapshot waits the same way; the peer reads the snapshot's bytes once it is up.
+	addr = freeAddr(t)
+	go func() {
+		got <- local.InstallSnapshot("peer", raft.ServerAddress(addr), &raft.InstallSnapshotRequest{Term: 1, Size: 5},
+			&raft.InstallSnapshotResponse{}, strings.NewReader("state"))
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("InstallSnapshot returned before the peer listened: %v", err)
+	case <-time.After(3 * refusedRetry):
+	}
+	peer = newTestTransport(t, addr, 7)
+	go func() {
+		rpc := <-peer.Consumer()
+		b, err := io.ReadAll(io.LimitReader(rpc.Reader, 5))
+		if err == nil && string(b) != "state" {
+			err = fmt.Errorf("snapshot bytes %q", b)
+		}
+		rpc.Respond(&raft.InstallSnapshotResponse{Term: 1, Success: true}, err)
+	}()
+	if err := <-got; err != nil {
+		t.Fatalf("InstallSnapshot once the peer listens: %v", err)
 	}
 
 	addr = freeAddr(t)
