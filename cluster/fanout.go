@@ -69,24 +69,27 @@ func (n *Node) awaitFormed(ctx context.Context) error {
 	return nil
 }
 
-// splitWait bounds how long an operator's request that needs the shard map still (a backup, a restore, a split)
-// waits for a split under way to end: one takes a few seconds, and a node applies its end a moment after the
-// meta leader does, so a request sent just after a split finished elsewhere would otherwise be refused.
-const splitWait = 30 * time.Second
+// splitWait bounds how long a backup or a restore, which need the shard map to hold still, wait for a split
+// under way to end: a node applies a split's end a moment after the meta leader does, so one sent just after a
+// split finished elsewhere would otherwise be refused. Shorter than memctl's default timeout (10 s), so a
+// longer split gets the refusal, not a timeout.
+const splitWait = 5 * time.Second
 
-// awaitNoSplit returns this node's meta state once no split is under way, waiting up to splitWait or ctx's
-// deadline; else ErrRefused naming the split.
+// awaitNoSplit returns this node's meta state once no split is under way, waiting up to splitWait; else
+// ErrRefused naming the split, or ctx's error if ctx ended first.
 func (n *Node) awaitNoSplit(ctx context.Context) (MetaState, error) {
 	wctx, cancel := context.WithTimeout(ctx, splitWait)
 	defer cancel()
-	if _, err := n.awaitMeta(wctx, func(st MetaState) (int, bool) { return 0, st.Split == nil }); err != nil {
-		st := n.meta.State()
-		if st.Split != nil {
-			return st, errorf(ErrRefused, "shard %d is splitting into %d; retry once the split is done", st.Split.Parent,
-				st.Split.Child)
-		}
+	_, _ = n.awaitMeta(wctx, func(st MetaState) (int, bool) { return 0, st.Split == nil })
+	if err := ctx.Err(); err != nil {
+		return MetaState{}, fmt.Errorf("wait for a split under way to end: %w", err)
 	}
-	return n.meta.State(), nil
+	st := n.meta.State()
+	if st.Split != nil {
+		return st, errorf(ErrRefused, "shard %d is splitting into %d; retry once the split is done", st.Split.Parent,
+			st.Split.Child)
+	}
+	return st, nil
 }
 
 // ShardCount is the cluster's shard count, waiting (up to ctx's deadline) while the cluster forms.

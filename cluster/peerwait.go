@@ -17,25 +17,33 @@ import (
 // (hashicorp/raft#73): a follower down for ten seconds waited about as long again after its restart before
 // its leaders sent it an entry, so its meta replica could not catch up and the shards it held started only
 // then. A refused RPC that waits counts one failure per RPC timeout instead of a doubling series,
-// and reaches the peer within refusedRetry of its return. Only those two wait: a TimeoutNow blocked
-// on a dead target would hold the leader's transfer, and with it every write of the group, until it ended.
+// and reaches the peer within refusedRetry of its return. Only those two wait, and not heartbeats: a
+// TimeoutNow blocked on a dead target would hold the leader's transfer, and with it every write of the group,
+// until it ended. (A transfer to a dead target that is behind still waits for its replicator, as it did while
+// raft backed off: up to the election timeout, or up to 10 s when a second try finds the trigger channel full.)
 type peerWaitTransport struct {
 	raftTransport
 	quit chan struct{}
 	once sync.Once
 }
 
-// refusedRetry is how often a refused AppendEntries is tried again while it waits for the peer.
-const refusedRetry = 100 * time.Millisecond
+// refusedRetry is how often a refused call is tried again while it waits for the peer: one dial per group per
+// down peer every refusedRetry.
+const refusedRetry = 250 * time.Millisecond
 
 func newPeerWait(t raftTransport) *peerWaitTransport {
 	return &peerWaitTransport{raftTransport: t, quit: make(chan struct{})}
 }
 
-// AppendEntries implements raft.Transport.
+// AppendEntries implements raft.Transport. A heartbeat does not wait: raft caps its backoff already, and the
+// follower's catch-up rides on the replication calls.
 func (t *peerWaitTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest,
 	resp *raft.AppendEntriesResponse) error {
-	return t.whileRefused(func() error { return t.raftTransport.AppendEntries(id, target, args, resp) })
+	call := func() error { return t.raftTransport.AppendEntries(id, target, args, resp) }
+	if isHeartbeat(args) {
+		return call()
+	}
+	return t.whileRefused(call)
 }
 
 // InstallSnapshot implements raft.Transport. A refused dial reads nothing of data, so the call can be made again;

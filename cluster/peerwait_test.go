@@ -16,7 +16,7 @@ import (
 
 // An AppendEntries or InstallSnapshot to a peer whose port refuses (its process is down) waits for the peer to
 // listen, up to raft's RPC timeout, instead of failing at once, and is answered once the peer is back. Other RPCs
-// (a TimeoutNow) fail at once, and stopWaiting ends a wait at once.
+// (a TimeoutNow) and heartbeats fail at once, and stopWaiting ends a wait at once.
 func TestReplicationWaitsForARefusingPeer(t *testing.T) {
 	addr := freeAddr(t) // nobody listens here yet: dials are refused
 	local := newPeerWait(newTestTransport(t, freeAddr(t), 7))
@@ -28,6 +28,11 @@ func TestReplicationWaitsForARefusingPeer(t *testing.T) {
 	if err := local.TimeoutNow("peer", raft.ServerAddress(addr), &raft.TimeoutNowRequest{},
 		&raft.TimeoutNowResponse{}); !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Fatalf("TimeoutNow to a refusing peer: %v, want refused at once", err)
+	}
+	heartbeat := &raft.AppendEntriesRequest{RPCHeader: raft.RPCHeader{Addr: []byte("leader")}, Term: 1}
+	if err := local.AppendEntries("peer", raft.ServerAddress(addr), heartbeat,
+		&raft.AppendEntriesResponse{}); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("heartbeat to a refusing peer: %v, want refused at once", err)
 	}
 	select {
 	case err := <-got:

@@ -40,10 +40,10 @@ func (n *Node) SplitShard(ctx context.Context, shard uint32, wait bool) (apiv1.S
 	if int(shard) >= st.Shards {
 		return res, errorf(ErrUnknownShard, "no shard %d (the cluster has %d)", shard, st.Shards)
 	}
-	// One split at a time: a split under way (or one whose end this node has not applied yet) is waited for.
-	st, err := n.awaitNoSplit(ctx)
-	if err != nil {
-		return res, err
+	// One split at a time, refused at once: callers waiting for a split's end would all propose theirs the
+	// moment it came, and the meta state machine ignores all but the first.
+	if st.Split != nil {
+		return res, errorf(ErrRefused, "shard %d is splitting into %d: one split at a time", st.Split.Parent, st.Split.Child)
 	}
 	lower, upper, err := st.Ranges[shard].Split()
 	if err != nil {
