@@ -225,3 +225,23 @@ func TestMissingMemoryIsNotFoundOnEveryNode(t *testing.T) {
 		}
 	}
 }
+
+// A node that stops right after its first join, before its meta state lists the members (here the cluster never
+// formed), still rejoins from what it remembers when restarted without --join.
+func TestRestartRejoinsBeforeTheClusterFormed(t *testing.T) {
+	cfg := testConfig()
+	c := &testCluster{t: t, base: cfg}
+	for _, id := range []string{"n1", "n2"} {
+		nc := cfg
+		nc.NodeID, nc.BootstrapExpect = id, 3 // a third node never comes: the cluster does not form
+		c.add(nc)
+	}
+	n1, n2 := c.nodes[0], c.nodes[1]
+	waitFor(t, 30*time.Second, "n1 to see n2", func() bool { return len(n1.liveMembers()) == 2 })
+	n2.stop()
+	waitFor(t, 30*time.Second, "n1 to see n2 leave", func() bool { return len(n1.liveMembers()) == 1 })
+	c.restart(n2)
+	waitFor(t, 30*time.Second, "n2 to rejoin", func() bool {
+		return len(n1.liveMembers()) == 2 && len(n2.liveMembers()) == 2
+	})
+}

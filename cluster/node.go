@@ -157,10 +157,12 @@ func (n *Node) joinLoop() {
 		// Only an explicit join counts: a restarted node that merely heard gossip aimed at its old, dead self
 		// has members but no full state exchange, and can stay marked dead by its peers (seen in CI under -race).
 		if len(peers) == 0 {
+			n.log.Warn("no peers to join: none given (--join) and none remembered; waiting to be joined")
 			return
 		}
 		if k, err := n.ml.Join(peers); err == nil && k > 0 {
 			n.log.Info("joined gossip", "contacted", k)
+			n.rememberJoined(peers)
 			return
 		} else if err != nil {
 			n.log.Debug("gossip join", "err", err)
@@ -171,6 +173,18 @@ func (n *Node) joinLoop() {
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// rememberJoined saves the peers a join reached when no peers are remembered yet, so that a node restarted
+// without --join rejoins even if it stopped before its meta state listed the members (rememberPeers keeps the
+// list current after that).
+func (n *Node) rememberJoined(peers []string) {
+	if old, _ := n.db.GetNode("peers"); old != nil {
+		return
+	}
+	if b, err := json.Marshal(peers); err == nil {
+		_ = n.db.SetNode("peers", b)
 	}
 }
 
