@@ -232,7 +232,7 @@ func (n *Node) Stop() error {
 		errs = append(errs, r.Shutdown())
 	}
 	if n.mraft != nil {
-		errs = append(errs, n.mraft.shutdown().Error())
+		errs = append(errs, shutdownRaft(n.mraft.raft, n.mraft.wait).Error())
 		n.mraft.trans.Close()
 	}
 	if n.hb != nil {

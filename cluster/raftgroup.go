@@ -19,10 +19,10 @@ type raftGroup struct {
 	hasState bool
 }
 
-// shutdown stops the group's raft, first ending the RPCs that wait for a peer (raft waits for them).
-func (g *raftGroup) shutdown() raft.Future {
-	g.wait.stopWaiting()
-	return g.raft.Shutdown()
+// shutdownRaft stops a group's raft, first ending the RPCs that wait for a peer (raft's Shutdown waits for them).
+func shutdownRaft(r *raft.Raft, wait *peerWaitTransport) raft.Future {
+	wait.stopWaiting()
+	return r.Shutdown()
 }
 
 // logCacheEntries is how many of a group's latest log entries stay in memory. The leader's replicators send

@@ -211,8 +211,7 @@ func (r *Replica) Shutdown() error {
 // unresponsive peer would hold it for good: after a grace period the transport's connections are closed,
 // which fails such RPCs, and a goroutine dump is logged if even that does not end it.
 func (r *Replica) shutdownRaft() error {
-	r.wait.stopWaiting()
-	f := r.raft.Shutdown()
+	f := shutdownRaft(r.raft, r.wait)
 	done := make(chan error, 1)
 	go func() { done <- f.Error() }()
 	select {

@@ -105,8 +105,7 @@ func (n *Node) haltReplica(shard uint32, err error) {
 	n.log.Error("stopping replica", "shard", shard, "err", err)
 	n.metrics.halted.Inc()
 	if r, ok := n.Replica(shard); ok {
-		r.wait.stopWaiting()
-		_ = r.raft.Shutdown().Error()
+		_ = shutdownRaft(r.raft, r.wait).Error()
 	}
 }
 

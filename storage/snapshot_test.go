@@ -131,10 +131,7 @@ func TestRestoreRefusesHugeWindow(t *testing.T) {
 
 // Each restore counts in the shard's restore epoch; a backup refuses a state a restore is still writing.
 func TestRestoreEpochAndBackupDuringRestore(t *testing.T) {
-	db, err := Open("db", Options{FS: vfs.NewMem(), Logger: quietLog()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openMem(t, vfs.NewMem())
 	defer db.Close()
 	f, _ := NewShardFSM(db, 1, nil, quietLog(), nil)
 	for want := uint64(0); want < 3; want++ {
