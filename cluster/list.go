@@ -38,10 +38,12 @@ func (n *Node) List(ctx context.Context, shard uint32, user, after string, limit
 }
 
 func (n *Node) listLocal(ctx context.Context, r *Replica, user, after string, limit int, f storage.ListFilter, stale bool) (storage.ListPage, error) {
-	if err := n.userReadable(ctx, r, user, stale); err != nil {
-		return storage.ListPage{}, err
-	}
-	return n.db.List(r.Shard, user, after, limit, listScan, f)
+	var out storage.ListPage
+	err := readUser(ctx, r, user, stale, func() (err error) {
+		out, err = n.db.List(r.Shard, user, after, limit, listScan, f)
+		return err
+	})
+	return out, err
 }
 
 func (n *Node) handleList(w http.ResponseWriter, r *http.Request) {

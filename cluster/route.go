@@ -122,11 +122,3 @@ func cutByOwner(c storage.Command, cmd []byte, owner func(string) uint32) (map[u
 	out[owner(c.Users()[0])] = cmd
 	return out, nil
 }
-
-// owns refuses a read of a user that r's shard gave away in a split (as of the replica's applied index).
-func owns(r *Replica, user string) error {
-	if !r.FSM.Owns(user) {
-		return fmt.Errorf("%w: %q is not in shard %d's range", storage.ErrWrongShard, user, r.Shard)
-	}
-	return nil
-}

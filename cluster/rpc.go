@@ -205,26 +205,31 @@ func (n *Node) searchLocal(ctx context.Context, rep *Replica, q retrieval.Query,
 	if err := checkQuery(ctx, q); err != nil {
 		return nil, err
 	}
-	if !stale {
-		if err := rep.ReadBarrier(ctx); err != nil {
-			return nil, err
-		}
-	}
-	if !q.AllUsers {
-		if err := owns(rep, q.UserID); err != nil {
-			return nil, err
-		}
+	if err := barrier(ctx, rep, stale); err != nil {
+		return nil, err
 	}
 	if rep.Index == nil {
 		return nil, errors.New("shard has no index")
 	}
-	if !stale {
-		// The barrier guarantees the state; the full-text index is fed asynchronously and must catch up too.
-		if err := rep.Index.WaitIndexed(ctx, rep.FSM.AppliedIndex()); err != nil {
-			return nil, err
+	var out []retrieval.Result
+	search := func() (err error) {
+		if !stale {
+			// The barrier guarantees the state; the full-text index is fed asynchronously and must catch up too.
+			if err := rep.Index.WaitIndexed(ctx, rep.FSM.AppliedIndex()); err != nil {
+				return err
+			}
 		}
+		out, err = rep.Index.Search(ctx, q)
+		return err
 	}
-	return rep.Index.Search(ctx, q)
+	var err error
+	if q.AllUsers {
+		err = search()
+	} else {
+		// A split that moves the user while the indexes are searched drops its memories from them.
+		err = rep.FSM.ReadOwned(q.UserID, search)
+	}
+	return out, err
 }
 
 func (n *Node) handleGet(w http.ResponseWriter, r *http.Request) {
@@ -242,18 +247,12 @@ func (n *Node) handleGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (n *Node) getLocal(ctx context.Context, rep *Replica, user, id string, stale bool) (memory.Memory, error) {
-	if err := checkUsers(ctx, user); err != nil {
-		return memory.Memory{}, err
-	}
-	if !stale {
-		if err := rep.ReadBarrier(ctx); err != nil {
-			return memory.Memory{}, err
-		}
-	}
-	if err := owns(rep, user); err != nil {
-		return memory.Memory{}, err
-	}
-	return n.db.GetMemory(rep.Shard, user, id)
+	var m memory.Memory
+	err := readUser(ctx, rep, user, stale, func() (err error) {
+		m, err = n.db.GetMemory(rep.Shard, user, id)
+		return err
+	})
+	return m, err
 }
 
 func toRPCError(err error, rep *Replica) *rpcError {

@@ -68,33 +68,37 @@ func (n *Node) Recent(ctx context.Context, shard uint32, user string, types []me
 	return out, err
 }
 
-func (n *Node) readSideLocal(ctx context.Context, r *Replica, sq sideQuery, stale bool) (storage.SideRead, error) {
-	if err := n.userReadable(ctx, r, sq.user, stale); err != nil {
-		return storage.SideRead{}, err
-	}
-	if sq.after != "" {
-		return n.db.ReadSideAfter(r.Shard, sq.space, sq.user, sq.after, sq.limit)
-	}
-	return n.db.ReadSide(r.Shard, sq.space, sq.user, sq.prefix, sq.limit)
+func (n *Node) readSideLocal(ctx context.Context, r *Replica, sq sideQuery, stale bool) (out storage.SideRead, err error) {
+	err = readUser(ctx, r, sq.user, stale, func() error {
+		if sq.after != "" {
+			out, err = n.db.ReadSideAfter(r.Shard, sq.space, sq.user, sq.after, sq.limit)
+		} else {
+			out, err = n.db.ReadSide(r.Shard, sq.space, sq.user, sq.prefix, sq.limit)
+		}
+		return err
+	})
+	return out, err
 }
 
-// userReadable checks what every read of one user's records on a local replica needs: the caller may see
-// the user, the replica is current (unless stale), and it still owns the user.
-func (n *Node) userReadable(ctx context.Context, r *Replica, user string, stale bool) error {
+// readUser runs read, a read of one user's records on a local replica, with what every such read needs: the
+// caller may see the user, the replica is current (unless stale), and the shard owns the user while read runs
+// (a split that moves the user meanwhile turns read's result into ErrWrongShard, and the read is routed again).
+func readUser(ctx context.Context, r *Replica, user string, stale bool, read func() error) error {
 	if err := checkUsers(ctx, user); err != nil {
 		return err
 	}
 	if err := barrier(ctx, r, stale); err != nil {
 		return err
 	}
-	return owns(r, user)
+	return r.FSM.ReadOwned(user, read)
 }
 
-func (n *Node) recentLocal(ctx context.Context, r *Replica, user string, types []memory.Type, limit int, stale bool) ([]memory.Memory, error) {
-	if err := n.userReadable(ctx, r, user, stale); err != nil {
-		return nil, err
-	}
-	return n.db.Recent(r.Shard, user, types, limit)
+func (n *Node) recentLocal(ctx context.Context, r *Replica, user string, types []memory.Type, limit int, stale bool) (out []memory.Memory, err error) {
+	err = readUser(ctx, r, user, stale, func() error {
+		out, err = n.db.Recent(r.Shard, user, types, limit)
+		return err
+	})
+	return out, err
 }
 
 func barrier(ctx context.Context, r *Replica, stale bool) error {

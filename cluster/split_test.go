@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -63,6 +64,50 @@ func (c *testCluster) writeUntil(users []string, a *acked) (failed func() int64,
 	return fails.Load, stop
 }
 
+// readUntil reads acknowledged memories through every node until stopped, and counts the reads that found
+// nothing: linearizable reads must find every acknowledged memory, across a split too. Other errors (a
+// leader moving, a timeout) are the writers' kind of failure, and only logged.
+func (c *testCluster) readUntil(a *acked) (missed func() int64, stop func()) {
+	var misses atomic.Int64
+	stop = c.background(len(c.nodes), func(w int, done <-chan struct{}) {
+		tn := c.nodes[w]
+		r := rand.New(rand.NewPCG(uint64(w), 11))
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			u, id := a.pick(r)
+			if u == "" {
+				continue
+			}
+			_, err := c.get(tn, u, id, false)
+			switch {
+			case errors.Is(err, memory.ErrNotFound):
+				misses.Add(1)
+				c.t.Logf("read of %s of %s through %s found nothing: %v", id, u, tn.cfg.NodeID, err)
+			case err != nil:
+				c.t.Logf("read of %s of %s through %s failed: %v", id, u, tn.cfg.NodeID, err)
+			}
+		}
+	})
+	return misses.Load, stop
+}
+
+// pick returns an acknowledged memory at random ("" when there is none yet).
+func (a *acked) pick(r *rand.Rand) (user, id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := r.IntN(len(a.ids) + 1)
+	for u, ids := range a.ids {
+		if n--; n <= 0 && len(ids) > 0 {
+			return u, ids[r.IntN(len(ids))]
+		}
+	}
+	return "", ""
+}
+
 // A shard splits while three writers write through every node: the shard count grows by one, no write
 // fails, and every acknowledged memory is readable through every node and stored exactly once, on the shard
 // whose range holds its user.
@@ -73,6 +118,7 @@ func TestSplitShardUnderWrites(t *testing.T) {
 	a := &acked{ids: map[string][]string{}}
 	failed, stop := c.writeUntil(users, a)
 	waitFor(t, 10*time.Second, "writes before the split", func() bool { return len(a.snapshot()) >= 8 })
+	missed, stopReads := c.readUntil(a)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -88,8 +134,12 @@ func TestSplitShardUnderWrites(t *testing.T) {
 	after := a.count()
 	waitFor(t, 20*time.Second, "writes after the split", func() bool { return a.count() >= after+60 })
 	stop()
+	stopReads()
 	if f := failed(); f != 0 {
 		t.Fatalf("%d writes failed during the split", f)
+	}
+	if m := missed(); m != 0 {
+		t.Fatalf("%d reads of acknowledged memories found nothing during the split", m)
 	}
 	c.waitHealthy(c.nodes[0], 30*time.Second, "a healthy cluster after the split")
 

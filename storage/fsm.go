@@ -87,6 +87,26 @@ func NewShardFSM(db *DB, shard uint32, idx Indexer, log *slog.Logger, onHalt fun
 // user's range away, and then reads must route again (ErrWrongShard).
 func (f *ShardFSM) Owns(user string) bool { return f.owned.Load().Owns(user) }
 
+// ReadOwned runs read, a read of user's records or indexes on this shard, if the shard owns user. A split
+// applied while read ran may have moved the user's records out under it, so that read found nothing: read's
+// result then gives way to ErrWrongShard, and the caller reads again where the user now is. This holds because
+// a split publishes the shard's new range before its batch moves any record (commit).
+func (f *ShardFSM) ReadOwned(user string, read func() error) error {
+	before := f.owned.Load()
+	if !before.Owns(user) {
+		return f.wrongShard(user, before)
+	}
+	err := read()
+	if after := f.owned.Load(); after != before && !after.Owns(user) {
+		return f.wrongShard(user, after)
+	}
+	return err
+}
+
+func (f *ShardFSM) wrongShard(user string, o *Owned) error {
+	return fmt.Errorf("%w: %q is not in shard %d's range %v", ErrWrongShard, user, f.shard, o.Range)
+}
+
 // SetOnBorn registers fn, called from the apply goroutine after a split entry wrote a child shard's first
 // state on this node. Call it before raft starts.
 func (f *ShardFSM) SetOnBorn(fn func(child uint32)) { f.onBorn = fn }
@@ -163,10 +183,9 @@ func (f *ShardFSM) tryApply(logs []*raft.Log, res []any) error {
 				return err
 			}
 			if err != nil {
-				if cerr := f.commit(b, &ch, lastIndex, lastTerm); cerr != nil {
+				if cerr := f.commit(b, &ch, lastIndex, lastTerm, owned); cerr != nil {
 					return cerr
 				}
-				f.owned.Store(owned)
 				f.halt(l, err)
 				fillErr(res, i, ErrHalted)
 				return nil
@@ -175,11 +194,7 @@ func (f *ShardFSM) tryApply(logs []*raft.Log, res []any) error {
 		}
 		lastIndex, lastTerm = l.Index, l.Term
 	}
-	if err := f.commit(b, &ch, lastIndex, lastTerm); err != nil {
-		return err
-	}
-	f.owned.Store(owned)
-	return nil
+	return f.commit(b, &ch, lastIndex, lastTerm, owned)
 }
 
 // retryable reports whether err is a disk failure that may go away. Corruption does not: retrying would block
@@ -227,19 +242,24 @@ func (f *ShardFSM) applyEntry(b *pebble.Batch, l *raft.Log, ch *changes, owned *
 	return applyCommand(b, f.shard, cmd, ch)
 }
 
-// commit writes the batch with the applied index. NoSync: the raft log is fsynced before entries are applied,
-// and every synced raft append flushes this WAL too; a crash replays from the log. So after a crash the state
-// may be behind the log, never ahead of it, and never holds part of a batch.
-func (f *ShardFSM) commit(b *pebble.Batch, ch *changes, index, term uint64) error {
+// commit writes the batch with the applied index, and owned, the range after the batch's entries. NoSync: the
+// raft log is fsynced before entries are applied, and every synced raft append flushes this WAL too; a crash
+// replays from the log. So after a crash the state may be behind the log, never ahead of it, and never holds
+// part of a batch.
+func (f *ShardFSM) commit(b *pebble.Batch, ch *changes, index, term uint64, owned *Owned) error {
 	if index == 0 {
 		return nil
 	}
 	if err := b.Set(appliedKey(f.shard), appliedValue(index, term), nil); err != nil {
 		return fmt.Errorf("%w: set applied index %d: %w", ErrDiskIO, index, err)
 	}
+	// A split's new range is published before its batch moves the records, so that a read which finds them
+	// gone also finds the range changed (ReadOwned); until the commit, such a read is sent to the child early.
+	prev := f.owned.Swap(owned)
 	// Pebble itself treats a failed WAL write as fatal (it panics); an error returned here means nothing was
 	// written, so the batch can be retried as a whole.
 	if err := b.Commit(pebble.NoSync); err != nil {
+		f.owned.Store(prev)
 		return fmt.Errorf("%w: commit entries up to %d: %w", ErrDiskIO, index, err)
 	}
 	f.applied.Store(index)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/hashicorp/raft"
@@ -154,4 +155,64 @@ func TestSplitReplayLeavesRunningChild(t *testing.T) {
 	if ai, _, _ := db.Applied(child); ai != 7 || len(born) != 0 {
 		t.Fatalf("child applied %d, born %v: the replay must not reset it", ai, born)
 	}
+}
+
+// slowIndexer takes its time over each change, as a node's index feed and split hooks do after a batch commits.
+type slowIndexer struct{}
+
+func (slowIndexer) Index(uint64, []memory.Memory, []Ref) { time.Sleep(2 * time.Millisecond) }
+func (slowIndexer) Reset()                               {}
+
+// A read of a moved user that runs while the split's batch commits either sees the user's records or is told
+// to go to the child (ErrWrongShard): never "not found", which the records' move alone would make it see.
+func TestReadDuringSplitNeverMissesTheUser(t *testing.T) {
+	const parent, child, buckets = 1, 4, 4
+	keep, give, _ := shardmap.Whole(parent).Split()
+	user := ""
+	for i := 0; user == ""; i++ {
+		if u := fmt.Sprintf("user-%03d", i); give.Contains(shardmap.Locate(u, buckets)) {
+			user = u
+		}
+	}
+	p := SplitPayload{Child: child, Buckets: buckets, Keep: keep, Give: give, Voters: []string{"n1"}}
+	wrong := 0
+	for round := 0; round < 20; round++ {
+		db := openMem(t, vfs.NewMem())
+		f, err := NewShardFSM(db, parent, slowIndexer{}, slog.New(slog.DiscardHandler), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		applyOK(t, f, []*raft.Log{putLog(t, 1, mem(user, "M1", "before the split"))})
+		stop, done := make(chan struct{}), make(chan error, 1)
+		go func() {
+			for {
+				err := f.ReadOwned(user, func() error { _, err := db.GetMemory(parent, user, "M1"); return err })
+				switch {
+				case errors.Is(err, ErrWrongShard):
+					done <- err
+					return
+				case err != nil:
+					done <- err
+					return
+				}
+				select {
+				case <-stop:
+					done <- nil
+					return
+				default:
+				}
+			}
+		}()
+		applyOK(t, f, []*raft.Log{splitLog(t, 2, p)})
+		close(stop)
+		err = <-done
+		if err != nil && !errors.Is(err, ErrWrongShard) {
+			t.Fatalf("round %d: a read during the split: %v", round, err)
+		}
+		if err != nil {
+			wrong++
+		}
+		db.Close()
+	}
+	t.Logf("%d of 20 rounds were sent to the child", wrong)
 }
