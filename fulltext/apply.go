@@ -28,7 +28,7 @@ func (ix *Index) ApplyWithMarkers(put []Doc, del []string, markers map[string][]
 		if d.ID == "" || d.UserID == "" {
 			return fmt.Errorf("%w: doc %d: id and user id are required", ErrInvalid, i)
 		}
-		if err := b.Index(d.ID, fields(d)); err != nil {
+		if err := b.Index(d.ID, ix.fields(d)); err != nil {
 			return fmt.Errorf("fulltext: index %s: %w", d.ID, err)
 		}
 	}
@@ -54,8 +54,8 @@ func (ix *Index) ApplyWithMarkers(put []Doc, del []string, markers map[string][]
 }
 
 // fields is the document the mapping walks. Empty values are left out: they would index an empty
-// keyword term and a zero time for nothing.
-func fields(d *Doc) map[string]any {
+// keyword term for nothing.
+func (ix *Index) fields(d *Doc) map[string]any {
 	f := make(map[string]any, 8)
 	f[fieldUserID] = d.UserID
 	put := func(k, v string) {
@@ -66,7 +66,7 @@ func fields(d *Doc) map[string]any {
 	put(fieldAgentID, d.AgentID)
 	put(fieldRunID, d.RunID)
 	put(fieldType, d.Type)
-	put(fieldText, d.Text)
+	put(fieldText, scopedText(ix.analyzer, userScope(d.UserID), d.Text, d.Entities))
 	if len(d.Tags) > 0 {
 		f[fieldTags] = d.Tags
 	}

@@ -1,6 +1,7 @@
 package fulltext
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -96,17 +97,8 @@ func buildBenchIndex(b *testing.B, n, others int) *Index {
 // compete with the timed searches for the two cores.
 func waitIdle(b *testing.B, ix *Index) {
 	b.Helper()
-	var last any
-	for quiet := 0; quiet < 5; {
-		time.Sleep(200 * time.Millisecond)
-		s := ix.b.StatsMap()["index"].(map[string]interface{})
-		cur := fmt.Sprint(s["CurRootEpoch"], s["num_recs_to_persist"], s["num_root_filesegments"], s["num_root_memorysegments"])
-		if cur == last && s["num_recs_to_persist"] == uint64(0) {
-			quiet++
-		} else {
-			quiet = 0
-		}
-		last = cur
+	if err := ix.WaitIdle(context.Background()); err != nil {
+		b.Fatal(err)
 	}
 }
 

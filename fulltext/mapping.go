@@ -1,7 +1,9 @@
 package fulltext
 
 import (
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/whitespace"
 	"github.com/blevesearch/bleve/v2/mapping"
 	index "github.com/blevesearch/bleve_index_api"
 
@@ -27,10 +29,16 @@ const (
 	fieldText     = "text"
 )
 
+// scopedAnalyzer is the text field's analyzer: the text arrives analysed and scoped (scope.go), so it only
+// splits on white space.
+const scopedAnalyzer = "memcluster_scoped"
+
 // buildMapping returns the index mapping. Nothing is stored, no term vectors or doc values are
 // kept and nothing goes into _all: the owner holds the record in Pebble and only needs ids and
 // scores back, so the index carries just postings (plus norms for text, which BM25 needs).
-func buildMapping(analyzer string) *mapping.IndexMappingImpl {
+// analyzer is the index's default analyzer, which Apply and Search analyse text and entities with before
+// scoping the words to their user.
+func buildMapping(analyzer string) (*mapping.IndexMappingImpl, error) {
 	keywordField := func() *mapping.FieldMapping {
 		fm := mapping.NewKeywordFieldMapping()
 		fm.Analyzer = keyword.Name
@@ -44,7 +52,7 @@ func buildMapping(analyzer string) *mapping.IndexMappingImpl {
 	textField := func(name string) *mapping.FieldMapping {
 		fm := mapping.NewTextFieldMapping()
 		fm.Name = name
-		fm.Analyzer = analyzer
+		fm.Analyzer = scopedAnalyzer
 		fm.Store = false
 		fm.IncludeTermVectors = false
 		fm.IncludeInAll = false
@@ -56,12 +64,15 @@ func buildMapping(analyzer string) *mapping.IndexMappingImpl {
 		doc.AddFieldMappingsAt(f, keywordField())
 	}
 	doc.AddFieldMappingsAt(fieldText, textField(""))
-	// Entities are exact keywords and also extra tokens of the text field: an entity then counts
-	// once more in the text's term frequency (a modest boost, damped by BM25 saturation) without a
+	// Entities are exact keywords, and their words are also words of the text field (scopedText): an entity
+	// then counts once more in the text's term frequency (a modest boost, damped by BM25 saturation) without a
 	// second scored field, whose disjunction coord factor would halve every text-only match.
-	doc.AddFieldMappingsAt(fieldEntities, keywordField(), textField(fieldText))
+	doc.AddFieldMappingsAt(fieldEntities, keywordField())
 
 	im := mapping.NewIndexMapping()
+	if err := im.AddCustomAnalyzer(scopedAnalyzer, map[string]any{"type": custom.Name, "tokenizer": whitespace.Name}); err != nil {
+		return nil, err
+	}
 	im.DefaultMapping = doc
 	im.DefaultAnalyzer = analyzer
 	im.DefaultField = fieldText
@@ -69,5 +80,5 @@ func buildMapping(analyzer string) *mapping.IndexMappingImpl {
 	im.StoreDynamic = false
 	im.DocValuesDynamic = false
 	im.ScoringModel = index.BM25Scoring
-	return im
+	return im, nil
 }

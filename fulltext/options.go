@@ -43,12 +43,12 @@ type Options struct {
 	MaxSegmentsPerTier int
 
 	// Query shaping (see DESIGN.md, "Query shaping"). The query text is analysed once, repeated terms
-	// are dropped, and each term's shard-wide document frequency (df) is looked up.
+	// are dropped, and each term's document frequency (df) among the user's documents is looked up.
 
 	// MaxQueryTerms keeps at most this many distinct query terms, the rarest (highest idf) first
 	// (default 16; negative: no cap). Agents sometimes pass a whole message as the query.
 	MaxQueryTerms int
-	// CommonTermFraction: a term whose df exceeds this fraction of the shard's docs (and
+	// CommonTermFraction: a term whose df exceeds this fraction of the user's docs (and
 	// CommonTermMinDF) is "common". When a query has both rare and common terms, only docs matching
 	// a rare term are candidates; common terms still add to their score, which is unchanged (default
 	// 0.05; negative: never split). When every term is common the query is a plain OR.

@@ -104,7 +104,7 @@ func (ix *Index) buildQuery(q Query) query.Query {
 	for _, tag := range q.Tags {
 		filters = append(filters, term(fieldTags, tag))
 	}
-	return &shapedText{text: q.Text, analyzer: ix.opts.Analyzer, opts: &ix.opts, filters: filters}
+	return &shapedText{user: q.UserID, text: q.Text, analyzer: ix.analyzer, opts: &ix.opts, filters: filters}
 }
 
 // term is a term query on a keyword field.

@@ -2,9 +2,9 @@ package fulltext
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
+	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -26,22 +26,20 @@ import (
 // exactly the score the first form gives it, and common terms' postings are skipped (Advance)
 // instead of scored.
 type shapedText struct {
+	user     string
 	text     string
-	analyzer string
+	analyzer analysis.Analyzer
 	opts     *Options
 	filters  []query.Query // at least the user term
 }
 
 func (q *shapedText) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping,
 	options search.SearcherOptions) (search.Searcher, error) {
-	a := m.AnalyzerNamed(q.analyzer)
-	if a == nil {
-		return nil, fmt.Errorf("fulltext: no analyzer %q", q.analyzer)
-	}
+	scope := userScope(q.user)
 	var terms []string
 	seen := map[string]bool{}
-	for _, tok := range a.Analyze([]byte(q.text)) {
-		t := string(tok.Term)
+	for _, tok := range q.analyzer.Analyze([]byte(q.text)) {
+		t := scope + string(tok.Term)
 		if !seen[t] {
 			seen[t] = true
 			terms = append(terms, t)
@@ -50,19 +48,19 @@ func (q *shapedText) Searcher(ctx context.Context, r index.IndexReader, m mappin
 	if len(terms) == 0 {
 		return searcher.NewMatchNoneSearcher(r)
 	}
-	all, rare, err := q.shape(ctx, r, terms)
+	stats, n, total, err := userStats(ctx, r, q.user)
+	if err != nil {
+		return nil, err
+	}
+	all, rare, err := q.shape(ctx, r, terms, n)
 	if err != nil {
 		return nil, err
 	}
 	if len(rare) == 0 && len(q.filters) == 1 {
-		alone, err := userAlone(ctx, r, q.filters[0])
-		if err != nil {
-			return nil, err
-		}
-		if alone {
+		if n == total {
 			// The user term would keep every document: the conjunction's leapfrogging would cost a third of the
 			// search for nothing (a user alone in its shard, as in the peer benchmark). Scores are the same.
-			return disjunction(all).Searcher(ctx, r, m, options)
+			return userScored{disjunction(all), stats}.Searcher(ctx, r, m, options)
 		}
 	}
 	cands := q.filters
@@ -73,23 +71,15 @@ func (q *shapedText) Searcher(ctx context.Context, r index.IndexReader, m mappin
 	if len(cands) > 1 {
 		cand = query.NewConjunctionQuery(cands)
 	}
-	return query.NewConjunctionQuery([]query.Query{disjunction(all), unscored{cand}}).Searcher(ctx, r, m, options)
+	return query.NewConjunctionQuery([]query.Query{userScored{disjunction(all), stats}, unscored{cand}}).Searcher(ctx, r, m, options)
 }
 
 // shape returns the terms to score and, when the query mixes common and rare terms, the rare
-// ones (nil otherwise).
-func (q *shapedText) shape(ctx context.Context, r index.IndexReader, terms []string) (all, rare []string, err error) {
+// ones (nil otherwise). n is the user's document count.
+func (q *shapedText) shape(ctx context.Context, r index.IndexReader, terms []string, n uint64) (all, rare []string, err error) {
 	capTerms := q.opts.MaxQueryTerms > 0 && len(terms) > q.opts.MaxQueryTerms
-	split := q.opts.CommonTermFraction > 0 && len(terms) > 1
-	var n uint64
-	if split {
-		var err error
-		if n, err = r.DocCount(); err != nil {
-			return nil, nil, err
-		}
-		// df <= N: on an index this small no term can be common.
-		split = n > uint64(q.opts.CommonTermMinDF)
-	}
+	// df <= n: for a user this small no term can be common.
+	split := q.opts.CommonTermFraction > 0 && len(terms) > 1 && n > uint64(q.opts.CommonTermMinDF)
 	if !capTerms && !split {
 		return terms, nil, nil
 	}
@@ -129,24 +119,6 @@ func (q *shapedText) shape(ctx context.Context, r index.IndexReader, terms []str
 	return terms, rare, nil
 }
 
-// userAlone reports whether the user term f matches every document of the snapshot.
-func userAlone(ctx context.Context, r index.IndexReader, f query.Query) (bool, error) {
-	t, ok := f.(*query.TermQuery)
-	if !ok || t.FieldVal != fieldUserID {
-		return false, nil
-	}
-	n, err := r.DocCount()
-	if err != nil {
-		return false, err
-	}
-	tfr, err := r.TermFieldReader(ctx, []byte(t.Term), fieldUserID, false, false, false)
-	if err != nil {
-		return false, err
-	}
-	df := tfr.Count()
-	return df == n, tfr.Close()
-}
-
 // disjunction is what bleve's OR match query builds: term queries on the text field, min 1.
 func disjunction(terms []string) query.Query {
 	qs := make([]query.Query, len(terms))
@@ -170,6 +142,19 @@ func cmpU64(a, b uint64) int {
 		return 1
 	}
 	return 0
+}
+
+// userScored scores q, the text terms, with the user's own BM25 statistics (userStats), as bleve does for an
+// index whose statistics come from elsewhere (its pre-search of several indexes). The other clauses keep
+// bleve's own: they are not scored.
+type userScored struct {
+	q     query.Query
+	stats *search.BM25Stats
+}
+
+func (u userScored) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping,
+	options search.SearcherOptions) (search.Searcher, error) {
+	return u.q.Searcher(context.WithValue(ctx, search.BM25StatsKey, u.stats), r, m, options)
 }
 
 // unscored is a query evaluated without scores: bleve then builds term and multi-term searchers

@@ -35,13 +35,18 @@ func TestRankingQualityShaping(t *testing.T) {
 	}
 }
 
-// plainSearch runs the pre-shaping query: bleve's OR match query AND the user term.
+// plainSearch runs the pre-shaping query: what bleve's OR match query builds (a term query per analysed
+// word, repeats kept), over the user's scoped words, AND the user term.
 func plainSearch(t *testing.T, ix *Index, user, text string, k int) map[string]float64 {
 	t.Helper()
-	m := query.NewMatchQuery(text)
-	m.SetField(fieldText)
-	m.Analyzer = ix.opts.Analyzer
-	m.SetOperator(query.MatchQueryOperatorOr)
+	var words []query.Query
+	for _, tok := range ix.analyzer.Analyze([]byte(text)) {
+		w := query.NewTermQuery(userScope(user) + string(tok.Term))
+		w.SetField(fieldText)
+		words = append(words, w)
+	}
+	m := query.NewDisjunctionQuery(words)
+	m.SetMin(1)
 	u := query.NewTermQuery(user) // as buildQuery was before shaping
 	u.SetField(fieldUserID)
 	u.SetBoost(0)
@@ -109,5 +114,46 @@ func TestShapingDedupeAndCap(t *testing.T) {
 	got := ids(mustSearch(t, ix, Query{UserID: "sam", Text: "sam user miso lasagna", K: 5}))
 	if !sameSet(got, []string{"m18", "m21"}) {
 		t.Errorf("capped query hits %v; want m18, m21", got)
+	}
+}
+
+// A user's hits and scores do not depend on the other users of its index: its words' postings and document
+// frequencies are its own, and its document count is its BM25 N. The other users here hold the same texts,
+// and one of them says "sam" in every memory, which made "sam" common shard-wide when df was shard-wide.
+// (bleve's average length, the shard's distinct words per document, is the one statistic left shared: the
+// others' memories keep it as it is.)
+func TestScoresIgnoreOtherUsers(t *testing.T) {
+	alone := loadSample(t, Options{InMemory: true})
+	shared := loadSample(t, Options{InMemory: true})
+	var others []Doc
+	for i, d := range sampleMemories {
+		for _, u := range []string{"alex", "noor"} {
+			d.ID, d.UserID = fmt.Sprintf("%s-%d", u, i), u
+			if u == "noor" {
+				d.Text += " and Sam" // "sam" is already one of sam's words: the vocabulary's size is unchanged
+			}
+			others = append(others, d)
+		}
+	}
+	mustApply(t, shared, others)
+	queries := []string{"sam", "what does sam cook for the family", "user prefers work"}
+	for _, q := range sampleQueries {
+		queries = append(queries, q.text)
+	}
+	for _, text := range queries {
+		want := mustSearch(t, alone, Query{UserID: "sam", Text: text, K: 100})
+		got := mustSearch(t, shared, Query{UserID: "sam", Text: text, K: 100})
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d hits beside other users, %d alone", text, len(got), len(want))
+		}
+		alone := map[string]float64{}
+		for _, h := range want {
+			alone[h.ID] = h.Score
+		}
+		for _, h := range got { // equal scores may come in another order
+			if w, ok := alone[h.ID]; !ok || math.Abs(h.Score-w) > 1e-9*w {
+				t.Fatalf("%q: %s scores %.6f beside other users, %.6f alone (found: %v)", text, h.ID, h.Score, w, ok)
+			}
+		}
 	}
 }

@@ -98,6 +98,19 @@ func putMemories(b *testing.B, f *fixture, c *corpus, n int, user func(i int) st
 	}
 	if ix, ok := f.idx.text.(*fulltext.Index); ok {
 		ix.WaitPersisted()
+		// The shard holds its memories, settled: the timed searches do not share the cores with the merges
+		// and compactions of the load.
+		if err := ix.WaitIdle(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for quiet := 0; quiet < 5; {
+		time.Sleep(200 * time.Millisecond)
+		if m := f.db.Pebble().Metrics(); m.Compact.NumInProgress == 0 && m.Flush.NumInProgress == 0 {
+			quiet++
+		} else {
+			quiet = 0
+		}
 	}
 }
 

@@ -26,5 +26,5 @@ const (
 	// (retrieval/checkpoint_format.go); a checkpoint of another version is ignored and the records are read.
 	VectorCheckpoint = 1
 	// FulltextMapping is the bleve index mapping (fulltext/mapping.go); an index of another version is rebuilt.
-	FulltextMapping = "2"
+	FulltextMapping = "3"
 )

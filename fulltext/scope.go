@@ -1,0 +1,81 @@
+package fulltext
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"hash/fnv"
+	"math"
+	"strings"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/search"
+	index "github.com/blevesearch/bleve_index_api"
+)
+
+// Text terms are scoped to their user (DESIGN.md, "Terms scoped to the user"): every term of a user's text is
+// indexed as the user's scope followed by the analysed word, so each term's postings hold that user's
+// documents only. A search then reads postings, and document frequencies, of its own user alone: its cost and
+// its scores do not depend on the other users of the shard.
+
+// scopeLen is the length of a scope: 16 hex digits of the user id's 64-bit FNV-1a hash and a colon.
+const scopeLen = 17
+
+// userScope is the prefix of user's text terms. Two users of one shard whose hashes collide would share
+// postings; the user term every search is conjoined with still keeps each user's hits its own.
+func userScope(user string) string {
+	h := fnv.New64a()
+	h.Write([]byte(user))
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], h.Sum64())
+	return hex.EncodeToString(b[:]) + ":"
+}
+
+// scopedText is the text field's value for a document: the analysed words of its text and of its entities
+// (an entity counts once more in its words' term frequency), each prefixed with the scope, space separated.
+// The field's analyzer only splits on white space, and analysed words hold none.
+func scopedText(a analysis.Analyzer, scope string, text string, entities []string) string {
+	var sb strings.Builder
+	add := func(s string) {
+		for _, tok := range a.Analyze([]byte(s)) {
+			if sb.Len() > 0 {
+				sb.WriteByte(' ')
+			}
+			sb.WriteString(scope)
+			sb.Write(tok.Term)
+		}
+	}
+	add(text)
+	for _, e := range entities {
+		add(e)
+	}
+	return sb.String()
+}
+
+// userStats are the BM25 statistics of one user's documents: their count, and the shard's average text
+// length scaled to it (a per-user length sum is not kept). With the user's own document frequencies, a term's
+// idf is then what it would be in an index of that user alone.
+// n is the user's document count and total the shard's.
+func userStats(ctx context.Context, r index.IndexReader, user string) (stats *search.BM25Stats, n, total uint64, err error) {
+	tfr, err := r.TermFieldReader(ctx, []byte(user), fieldUserID, false, false, false)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	n = tfr.Count()
+	if err := tfr.Close(); err != nil {
+		return nil, 0, 0, err
+	}
+	if total, err = r.DocCount(); err != nil {
+		return nil, 0, 0, err
+	}
+	card := 0
+	if br, ok := r.(index.BM25Reader); ok && total > 0 {
+		all, err := br.FieldCardinality(fieldText)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		// bleve's average length is ceil(cardinality / count): the shard's, exactly.
+		card = int(math.Ceil(float64(all)/float64(total))) * int(n)
+	}
+	return &search.BM25Stats{DocCount: float64(n), FieldCardinality: map[string]int{fieldText: card}}, n, total, nil
+}
