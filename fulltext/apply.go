@@ -1,6 +1,11 @@
 package fulltext
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/blevesearch/bleve/v2/document"
+	index "github.com/blevesearch/bleve_index_api"
+)
 
 // Doc is the indexed view of one memory record. Only ID comes back from Search.
 type Doc struct {
@@ -28,7 +33,7 @@ func (ix *Index) ApplyWithMarkers(put []Doc, del []string, markers map[string][]
 		if d.ID == "" || d.UserID == "" {
 			return fmt.Errorf("%w: doc %d: id and user id are required", ErrInvalid, i)
 		}
-		if err := b.Index(d.ID, ix.fields(d)); err != nil {
+		if err := b.IndexAdvanced(ix.document(d)); err != nil {
 			return fmt.Errorf("fulltext: index %s: %w", d.ID, err)
 		}
 	}
@@ -53,25 +58,37 @@ func (ix *Index) ApplyWithMarkers(put []Doc, del []string, markers map[string][]
 	return nil
 }
 
-// fields is the document the mapping walks. Empty values are left out: they would index an empty
-// keyword term for nothing.
-func (ix *Index) fields(d *Doc) map[string]any {
-	f := make(map[string]any, 8)
-	f[fieldUserID] = d.UserID
-	put := func(k, v string) {
+// document builds d's bleve document as the mapping describes it, without walking the mapping: keyword
+// fields are their value as one term (no analyzer), and the text field is analysed by a scopeAnalyzer, which
+// scopes the words of the text and the entities to the user in one pass. Empty values are left out: they would
+// index an empty keyword term for nothing. No "_all" field is built: nothing searches it.
+func (ix *Index) document(d *Doc) *document.Document {
+	doc := document.NewDocument(d.ID)
+	keyword := func(name, v string) {
 		if v != "" {
-			f[k] = v
+			doc.AddField(document.NewTextFieldCustom(name, nil, []byte(v), keywordOptions, nil))
 		}
 	}
-	put(fieldAgentID, d.AgentID)
-	put(fieldRunID, d.RunID)
-	put(fieldType, d.Type)
-	put(fieldText, scopedText(ix.analyzer, userScope(d.UserID), d.Text, d.Entities))
-	if len(d.Tags) > 0 {
-		f[fieldTags] = d.Tags
+	keyword(fieldUserID, d.UserID)
+	keyword(fieldAgentID, d.AgentID)
+	keyword(fieldRunID, d.RunID)
+	keyword(fieldType, d.Type)
+	for _, t := range d.Tags {
+		keyword(fieldTags, t)
 	}
-	if len(d.Entities) > 0 {
-		f[fieldEntities] = d.Entities
+	for _, e := range d.Entities {
+		keyword(fieldEntities, e)
 	}
-	return f
+	if d.Text != "" || len(d.Entities) > 0 {
+		a := &scopeAnalyzer{words: ix.analyzer, scope: userScope(d.UserID), also: d.Entities}
+		doc.AddField(document.NewTextFieldCustom(fieldText, nil, []byte(d.Text), textOptions, a))
+	}
+	doc.SetIndexed()
+	return doc
 }
+
+// The fields' indexing options, as buildMapping's field mappings give them.
+const (
+	keywordOptions = index.IndexField | index.SkipFreqNorm
+	textOptions    = index.IndexField
+)

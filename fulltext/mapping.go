@@ -29,9 +29,11 @@ const (
 	fieldText     = "text"
 )
 
-// scopedAnalyzer is the text field's analyzer: the text arrives analysed and scoped (scope.go), so it only
-// splits on white space.
-const scopedAnalyzer = "memcluster_scoped"
+// scopedAnalyzer names the text field's analyzer in the mapping. Apply builds documents itself (apply.go) and
+// analyses their text with a scopeAnalyzer (scope.go); the name records in the stored mapping that the text
+// field holds scoped words, so an index of an older mapping fails the mapping check. (An index of a development
+// build of mapping 3, whose scopes were hex text under the name "memcluster_scoped", fails it too.)
+const scopedAnalyzer = "memcluster_user_scoped"
 
 // buildMapping returns the index mapping. Nothing is stored, no term vectors or doc values are
 // kept and nothing goes into _all: the owner holds the record in Pebble and only needs ids and
@@ -64,7 +66,7 @@ func buildMapping(analyzer string) (*mapping.IndexMappingImpl, error) {
 		doc.AddFieldMappingsAt(f, keywordField())
 	}
 	doc.AddFieldMappingsAt(fieldText, textField(""))
-	// Entities are exact keywords, and their words are also words of the text field (scopedText): an entity
+	// Entities are exact keywords, and their words are also words of the text field (scopeAnalyzer): an entity
 	// then counts once more in the text's term frequency (a modest boost, damped by BM25 saturation) without a
 	// second scored field, whose disjunction coord factor would halve every text-only match.
 	doc.AddFieldMappingsAt(fieldEntities, keywordField())

@@ -3,10 +3,8 @@ package fulltext
 import (
 	"context"
 	"encoding/binary"
-	"encoding/hex"
 	"hash/fnv"
 	"math"
-	"strings"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/search"
@@ -18,38 +16,42 @@ import (
 // documents only. A search then reads postings, and document frequencies, of its own user alone: its cost and
 // its scores do not depend on the other users of the shard.
 
-// scopeLen is the length of a scope: 16 hex digits of the user id's 64-bit FNV-1a hash and a colon.
-const scopeLen = 17
+// scopeLen is the length of a scope: the user id's 64-bit FNV-1a hash, big-endian. Terms are bytes to bleve and
+// vellum; nothing parses them.
+const scopeLen = 8
 
 // userScope is the prefix of user's text terms. Two users of one shard whose hashes collide would share
 // postings; the user term every search is conjoined with still keeps each user's hits its own.
-func userScope(user string) string {
+func userScope(user string) []byte {
 	h := fnv.New64a()
 	h.Write([]byte(user))
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], h.Sum64())
-	return hex.EncodeToString(b[:]) + ":"
+	return binary.BigEndian.AppendUint64(make([]byte, 0, scopeLen), h.Sum64())
 }
 
-// scopedText is the text field's value for a document: the analysed words of its text and of its entities
-// (an entity counts once more in its words' term frequency), each prefixed with the scope, space separated.
-// The field's analyzer only splits on white space, and analysed words hold none.
-func scopedText(a analysis.Analyzer, scope string, text string, entities []string) string {
-	var sb strings.Builder
-	add := func(s string) {
-		for _, tok := range a.Analyze([]byte(s)) {
-			if sb.Len() > 0 {
-				sb.WriteByte(' ')
-			}
-			sb.WriteString(scope)
-			sb.Write(tok.Term)
-		}
+// scopeAnalyzer analyses a document's text, and then each of also (its entities: an entity counts once more in
+// its words' term frequency), with words, and prefixes every word with scope.
+type scopeAnalyzer struct {
+	words analysis.Analyzer
+	scope []byte
+	also  []string
+}
+
+func (a *scopeAnalyzer) Analyze(text []byte) analysis.TokenStream {
+	out := a.scoped(a.words.Analyze(text), 0)
+	for _, e := range a.also {
+		out = append(out, a.scoped(a.words.Analyze([]byte(e)), len(out))...)
 	}
-	add(text)
-	for _, e := range entities {
-		add(e)
+	return out
+}
+
+// scoped rewrites toks' terms in place (their positions follow n earlier tokens) and returns toks.
+func (a *scopeAnalyzer) scoped(toks analysis.TokenStream, n int) analysis.TokenStream {
+	for i, t := range toks {
+		term := make([]byte, 0, len(a.scope)+len(t.Term))
+		t.Term = append(append(term, a.scope...), t.Term...)
+		t.Position = n + i + 1
 	}
-	return sb.String()
+	return toks
 }
 
 // userStats are the BM25 statistics of one user's documents: their count, and the shard's average text

@@ -35,7 +35,7 @@ type shapedText struct {
 
 func (q *shapedText) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping,
 	options search.SearcherOptions) (search.Searcher, error) {
-	scope := userScope(q.user)
+	scope := string(userScope(q.user))
 	var terms []string
 	seen := map[string]bool{}
 	for _, tok := range q.analyzer.Analyze([]byte(q.text)) {

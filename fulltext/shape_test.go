@@ -41,7 +41,7 @@ func plainSearch(t *testing.T, ix *Index, user, text string, k int) map[string]f
 	t.Helper()
 	var words []query.Query
 	for _, tok := range ix.analyzer.Analyze([]byte(text)) {
-		w := query.NewTermQuery(userScope(user) + string(tok.Term))
+		w := query.NewTermQuery(string(userScope(user)) + string(tok.Term))
 		w.SetField(fieldText)
 		words = append(words, w)
 	}
