@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -38,6 +39,8 @@ const (
 	benchHistDigits = 3
 	// benchRefusedPause is how long a client waits after a refused connection.
 	benchRefusedPause = 10 * time.Millisecond
+	// benchMaxRate bounds --rate: past it the schedule's resolution, not the server, sets the pace.
+	benchMaxRate = 1_000_000
 )
 
 func newBenchCmd(g *globals) *cobra.Command {
@@ -52,7 +55,13 @@ ops counts successful requests, errors the failed ones by error code; latency
 percentiles come from an HDR histogram of the successful requests.
 
 --addr-list spreads the clients round-robin over several nodes, so requests
-enter the cluster at every node; without it every client uses --addr.`,
+enter the cluster at every node; without it every client uses --addr.
+
+--rate R runs open loop instead: requests are due at R per second in all,
+each taken by the next free client, and a request's latency counts from when
+it was due, so time spent waiting for a free client counts too (no coordinated
+omission). A rate the clients cannot keep up with shows as ops_per_s below
+rate_per_s and as growing latencies: that is the load's limit.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("unknown command %q for \"memctl bench\"", args[0])
@@ -70,18 +79,19 @@ type benchOptions struct {
 	duration time.Duration
 	warmup   time.Duration
 	addrList []string
+	rate     float64 // requests per second in all, open loop; 0 for closed loop
 }
 
 // report starts the report of a run of op with the settings every bench command shares.
 func (o *benchOptions) report(op string, addrs []string, g *globals) benchReport {
 	return benchReport{Op: op, Addrs: addrs, Clients: o.clients, WarmupS: o.warmup.Seconds(),
-		TargetS: o.duration.Seconds(), TimeoutS: g.timeout.Seconds()}
+		TargetS: o.duration.Seconds(), TimeoutS: g.timeout.Seconds(), RatePerS: o.rate}
 }
 
 // runner is a run of op over pool with these clients, warm-up and duration.
 func (o *benchOptions) runner(pool *benchPool, op benchOp, progress io.Writer, label string) *benchRun {
 	return &benchRun{pool: pool, clients: o.clients, warmup: o.warmup, duration: o.duration, op: op,
-		progress: progress, label: label}
+		rate: o.rate, progress: progress, label: label}
 }
 
 func (o *benchOptions) addFlags(f *pflag.FlagSet, defaultClients int) {
@@ -89,6 +99,7 @@ func (o *benchOptions) addFlags(f *pflag.FlagSet, defaultClients int) {
 	f.DurationVar(&o.duration, "duration", benchDefaultDuration, "measured run time")
 	f.DurationVar(&o.warmup, "warmup", benchDefaultWarmup, "run time before measuring starts, 0 for none")
 	f.StringSliceVar(&o.addrList, "addr-list", nil, "node addresses to spread clients over round-robin, comma-separated (default: --addr)")
+	f.Float64Var(&o.rate, "rate", 0, "requests per second in all, open loop, latency counted from when each was due (default 0: closed loop)")
 }
 
 // validate checks the shared flags and returns the node addresses to use.
@@ -101,6 +112,9 @@ func (o *benchOptions) validate(g *globals) ([]string, error) {
 	}
 	if o.warmup < 0 {
 		return nil, fmt.Errorf("--warmup %s is negative", o.warmup)
+	}
+	if o.rate < 0 || o.rate > benchMaxRate || math.IsNaN(o.rate) {
+		return nil, fmt.Errorf("--rate %g: must be between 0 (closed loop) and %d requests per second", o.rate, benchMaxRate)
 	}
 	return benchAddrs(g.addr, o.addrList)
 }
@@ -277,15 +291,38 @@ func benchErrorCode(err error) string {
 // how many results the request found, or -1 when that does not apply.
 type benchOp func(ctx context.Context, c *client.Client, w int, rng *rand.Rand) (int, error)
 
-// benchRun is a timed closed-loop run.
+// benchRun is a timed run: closed loop, or open loop at rate requests per second.
 type benchRun struct {
 	pool     *benchPool
 	clients  int
 	warmup   time.Duration
 	duration time.Duration
 	op       benchOp
+	rate     float64   // 0: closed loop
 	progress io.Writer // nil for none
 	label    string
+}
+
+// benchSchedule hands out the due times of an open-loop run: the k-th request is due at start + k/rate.
+type benchSchedule struct {
+	start time.Time
+	rate  float64
+	next  atomic.Int64
+}
+
+// take returns the next due time, after sleeping until it (or until ctx ends).
+func (s *benchSchedule) take(ctx context.Context) time.Time {
+	k := s.next.Add(1) - 1
+	due := s.start.Add(time.Duration(float64(k) / s.rate * float64(time.Second)))
+	if wait := time.Until(due); wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	return due
 }
 
 // benchResult is what a run measured.
@@ -309,6 +346,12 @@ func (b *benchRun) run(ctx context.Context) benchResult {
 	measureFrom := start.Add(b.warmup)
 	stopAt := measureFrom.Add(b.duration)
 
+	// t0 is when a request starts counting: now (closed loop), or when it was due (open loop).
+	t0 := func() time.Time { return time.Now() }
+	if b.rate > 0 {
+		sched := &benchSchedule{start: start, rate: b.rate}
+		t0 = func() time.Time { return sched.take(ctx) }
+	}
 	var wg sync.WaitGroup
 	for w := range b.clients {
 		c, n := b.pool.forWorker(w)
@@ -316,8 +359,8 @@ func (b *benchRun) run(ctx context.Context) benchResult {
 		rng := rand.New(rand.NewPCG(uint64(start.UnixNano()), uint64(w)))
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				t0 := time.Now()
-				if !t0.Before(stopAt) {
+				t0 := t0()
+				if !t0.Before(stopAt) || ctx.Err() != nil {
 					return
 				}
 				n, err := b.op(ctx, c, w, rng)
@@ -462,8 +505,10 @@ type benchReport struct {
 	ResultsMean     *float64          `json:"results_mean,omitempty"`  // search
 	EmptyResults    *int64            `json:"empty_results,omitempty"` // search
 	Connections     int64             `json:"connections"`             // TCP connections dialled
-	PerAddr         []benchAddrReport `json:"per_addr,omitempty"`      // with more than one address
-	Interrupted     bool              `json:"interrupted,omitempty"`
+	// RatePerS: the open-loop rate asked for (--rate); absent for a closed-loop run.
+	RatePerS    float64           `json:"rate_per_s,omitempty"`
+	PerAddr     []benchAddrReport `json:"per_addr,omitempty"` // with more than one address
+	Interrupted bool              `json:"interrupted,omitempty"`
 	// session: messages per flush, consolidated messages per second, and the flush's own latency.
 	Turns          int           `json:"turns,omitempty"`
 	MessagesPerS   *float64      `json:"messages_per_s,omitempty"`
@@ -560,6 +605,9 @@ func printBenchReport(w io.Writer, r benchReport) error {
 	kv("ops", strconv.FormatInt(r.Ops, 10))
 	kv("errors", fmtErrors(r.Errors, r.ErrorsByCode))
 	kv("throughput", fmt.Sprintf("%.1f ops/s", r.OpsPerS))
+	if r.RatePerS > 0 {
+		kv("rate", fmt.Sprintf("%.1f ops/s asked, open loop (latency from when each request was due)", r.RatePerS))
+	}
 	if r.MessagesPerS != nil {
 		kv("messages", fmt.Sprintf("%.1f consolidated/s (%d per flush)", *r.MessagesPerS, r.Turns))
 	}

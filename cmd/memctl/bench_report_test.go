@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -274,6 +275,41 @@ func TestBenchRunFake(t *testing.T) {
 	res = b.run(ctx)
 	if time.Since(start) > 5*time.Second || !res.interrupted {
 		t.Errorf("cancel: took %s, interrupted %v", time.Since(start), res.interrupted)
+	}
+}
+
+// An open-loop run issues requests at the rate asked, whatever the clients' number, and counts a request's
+// latency from when it was due: a server slower than the rate shows as latencies that grow with the queue.
+func TestBenchRunOpenLoop(t *testing.T) {
+	pool, err := newBenchPool([]string{unreachable}, 4, time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int64
+	fast := func(context.Context, *client.Client, int, *rand.Rand) (int, error) {
+		calls.Add(1)
+		return -1, nil
+	}
+	b := &benchRun{pool: pool, clients: 4, warmup: 100 * time.Millisecond, duration: 400 * time.Millisecond, op: fast, rate: 100}
+	res := b.run(context.Background())
+	// 50 requests are due in the whole run, 40 of them after the warm-up.
+	if n := calls.Load(); n < 45 || n > 51 {
+		t.Errorf("%d requests at 100/s over 0.5 s, want about 50", n)
+	}
+	if res.total.ops < 36 || res.total.ops > 41 {
+		t.Errorf("%d requests measured, want about 40", res.total.ops)
+	}
+
+	// One client, each request taking 20 ms, 100 due per second: the queue grows by half a request every due
+	// time, and the last requests of the run waited for the ones before them.
+	slow := func(context.Context, *client.Client, int, *rand.Rand) (int, error) {
+		time.Sleep(20 * time.Millisecond)
+		return -1, nil
+	}
+	b = &benchRun{pool: pool, clients: 1, warmup: 0, duration: 300 * time.Millisecond, op: slow, rate: 100}
+	res = b.run(context.Background())
+	if p99 := latencyOf(res.total.hist).P99; p99 < 100 {
+		t.Errorf("p99 %.1f ms: the requests' wait for the busy client is not counted", p99)
 	}
 }
 
