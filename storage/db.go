@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/memcluster/memcluster/memory"
@@ -17,12 +18,20 @@ import (
 type Options struct {
 	// FS, when set, replaces the OS filesystem (tests use vfs.NewMem or pebble's crash-simulating FS).
 	FS vfs.FS
-	// CacheSize is Pebble's block cache in bytes; default 64 MiB.
+	// CacheSize is the memory Pebble may hold table blocks in, in bytes; default 64 MiB. Pebble reserves its
+	// memtables' memory from the same cache, so Open sizes the cache at CacheSize plus two memtables (the
+	// mutable one and one flushing): with the cache at CacheSize alone, one 64 MiB memtable left no room for a
+	// single block, and every read that missed the memtables read and decompressed its blocks again.
 	CacheSize int64
 	// MemTableSize is the size of one Pebble memtable; default 64 MiB (Pebble's own default is 4 MiB). Every
 	// put is written twice, as a raft entry and as a record, so small memtables flush every second under load
 	// and L0 compactions take a tenth of the node's CPU (docs/benchmarks.md).
 	MemTableSize uint64
+	// FilterBitsPerKey sizes the Bloom filter Pebble writes into every table: a point read (a record, a raft
+	// entry, a fact) then skips each table above the last level that lacks its key instead of reading that
+	// table's index and data blocks (Pebble does not consult filters in the last level, where most keys are
+	// found). Default 10 bits per key, about 1 % false positives; negative for no filter.
+	FilterBitsPerKey int
 	// Logger receives Pebble's events; default slog.Default().
 	Logger *slog.Logger
 	// MinFreeBytes is the free-space watermark: below it WriteHealth reports the node read-only, so it stops
@@ -45,6 +54,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MemTableSize == 0 {
 		o.MemTableSize = 64 << 20
+	}
+	if o.FilterBitsPerKey == 0 {
+		o.FilterBitsPerKey = 10
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -79,11 +91,17 @@ type DB struct {
 // Open opens or creates the DB in dir and checks its key format version.
 func Open(dir string, opts Options) (*DB, error) {
 	opts = opts.withDefaults()
-	cache := pebble.NewCache(opts.CacheSize)
+	cache := pebble.NewCache(opts.CacheSize + 2*int64(opts.MemTableSize))
 	defer cache.Unref()
 	health := newDiskHealth(dir, opts)
 	po := &pebble.Options{Cache: cache, FS: opts.FS, Logger: pebbleLogger{opts.Logger},
 		EventListener: health.eventListener(), MemTableSize: opts.MemTableSize}
+	if opts.FilterBitsPerKey > 0 {
+		// Tables written before keep working without one; compactions add it as they rewrite them.
+		for i := range po.Levels {
+			po.Levels[i].FilterPolicy = bloom.FilterPolicy(opts.FilterBitsPerKey)
+		}
+	}
 	pdb, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("open pebble %s: %w", dir, err)
