@@ -55,6 +55,7 @@ func (ix *Index) ApplyWithMarkers(put []Doc, del []string, markers map[string][]
 	if err := ix.b.Batch(b); err != nil {
 		return wrap("apply", err)
 	}
+	ix.settle.applied()
 	return nil
 }
 

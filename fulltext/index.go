@@ -30,6 +30,7 @@ type Index struct {
 	b        bleve.Index
 	opts     Options
 	analyzer analysis.Analyzer // Options.Analyzer: the words of texts and queries, before scoping
+	settle   *settler          // nil when the index does not settle (in memory, or SettleAfter off)
 }
 
 // Open opens the index in dir, creating it if dir is missing or empty. It returns ErrOutdated if
@@ -82,8 +83,13 @@ func newIndex(b bleve.Index, m mapping.IndexMapping, opts Options) (*Index, erro
 		_ = b.Close()
 		return nil, fmt.Errorf("%w: no analyzer %q", ErrInvalid, opts.Analyzer)
 	}
-	return &Index{b: b, opts: opts, analyzer: a}, nil
+	ix := &Index{b: b, opts: opts, analyzer: a}
+	ix.startSettler()
+	return ix, nil
 }
+
+// storeMaxSegmentSize bounds a merged segment's live documents.
+const storeMaxSegmentSize = 5_000_000
 
 // storeConfig is the scorch runtime config. It is given on every open because bleve's OpenUsing
 // runtime config overrides what was persisted at creation.
@@ -104,7 +110,7 @@ func storeConfig(opts Options) map[string]interface{} {
 			"SegmentsPerMergeTask": opts.MaxSegmentsPerTier,
 			"FloorSegmentSize":     int64(64),
 			"TierGrowth":           10.0,
-			"MaxSegmentSize":       int64(5000000),
+			"MaxSegmentSize":       int64(storeMaxSegmentSize),
 			"ReclaimDeletesWeight": 2.0,
 		},
 	}
@@ -179,6 +185,7 @@ func (ix *Index) DocCount() (uint64, error) {
 // persister (at most closePersistWait): scorch's own Close stops the persister without writing what it had not
 // written yet, so every restart re-fed the last nap's worth of batches, or a new index lost its mapping.
 func (ix *Index) Close() error {
+	ix.settle.stop()
 	ix.WaitPersisted()
 	if err := ix.b.Close(); err != nil {
 		return wrap("close", err)
@@ -268,4 +275,12 @@ func (ix *Index) WaitIdle(ctx context.Context) error {
 		last = cur
 	}
 	return nil
+}
+
+// Segments is how many segments scorch's current root holds (a search looks up each term in every one).
+func (ix *Index) Segments() (files, inMemory uint64) {
+	s, _ := ix.b.StatsMap()["index"].(map[string]any)
+	files, _ = s["num_root_filesegments"].(uint64)
+	inMemory, _ = s["num_root_memorysegments"].(uint64)
+	return files, inMemory
 }

@@ -41,6 +41,13 @@ type Options struct {
 	// MaxSegmentsPerTier lets this many segments accumulate in a tier before scorch merges them (default 20;
 	// bleve's own is 10). Higher means less merge work on write-heavy shards and a little more per search.
 	MaxSegmentsPerTier int
+	// SettleAfter: an on-disk index that has taken no batch for this long, and holds more than SettleAbove
+	// segments, is merged down to a few (settle.go), once per spell of writes (default 30s; negative: never).
+	// A search looks up each of its terms in every segment, so a small user's search in a shard of 200,000
+	// memories cost twice as much over the 20-odd segments the tiered policy leaves.
+	SettleAfter time.Duration
+	// SettleAbove is the segment count an idle index is settled above, and settled down to (default 4).
+	SettleAbove int
 
 	// Query shaping (see DESIGN.md, "Query shaping"). The query text is analysed once, repeated terms
 	// are dropped, and each term's document frequency (df) among the user's documents is looked up.
@@ -75,6 +82,12 @@ func (o Options) withDefaults() Options {
 	if o.MaxSegmentsPerTier == 0 {
 		o.MaxSegmentsPerTier = 20
 	}
+	if o.SettleAfter == 0 {
+		o.SettleAfter = 30 * time.Second
+	}
+	if o.SettleAbove == 0 {
+		o.SettleAbove = 4
+	}
 	if o.MaxQueryTerms == 0 {
 		o.MaxQueryTerms = 16
 	}
@@ -98,6 +111,8 @@ func (o Options) validate() error {
 	switch {
 	case o.Analyzer != AnalyzerEnglish && o.Analyzer != AnalyzerStandard:
 		return fmt.Errorf("%w: analyzer %q (want %q or %q)", ErrInvalid, o.Analyzer, AnalyzerEnglish, AnalyzerStandard)
+	case o.SettleAbove < 1:
+		return fmt.Errorf("%w: SettleAbove %d (want at least 1)", ErrInvalid, o.SettleAbove)
 	case o.MaxBatch < 0:
 		return fmt.Errorf("%w: MaxBatch %d", ErrInvalid, o.MaxBatch)
 	case o.MaxK < 0:

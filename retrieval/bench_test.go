@@ -103,6 +103,13 @@ func putMemories(b *testing.B, f *fixture, c *corpus, n int, user func(i int) st
 		if err := ix.WaitIdle(ctx); err != nil {
 			b.Fatal(err)
 		}
+		// As memnode's index does once a shard has been idle for fulltext.Options.SettleAfter (30 s), without
+		// the wait; -settle=false searches the segments the tiered merge policy leaves.
+		if *settle {
+			if err := ix.Settle(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 	for quiet := 0; quiet < 5; {
 		time.Sleep(200 * time.Millisecond)
@@ -131,6 +138,9 @@ func BenchmarkShardSearch(b *testing.B) {
 		})
 	}
 }
+
+// settle settles each benchmark shard's full-text index after its load, as an idle shard's is.
+var settle = flag.Bool("settle", true, "settle the full-text index after the load, as memnode does once a shard is idle")
 
 // tenantOthers is the shard BenchmarkTenantIndependence fills around the small user: memories of how many users.
 var tenantOthers = flag.String("tenant-others", "200000/2000", "memories/users of other tenants beside the small user")
@@ -190,6 +200,10 @@ func benchSearchUserMode(b *testing.B, f *fixture, c *corpus, user, mode string)
 		lat = append(lat, time.Since(start))
 	}
 	b.StopTimer()
+	if ix, ok := f.idx.text.(*fulltext.Index); ok {
+		files, mem := ix.Segments()
+		b.ReportMetric(float64(files+mem), "segments") // a search looks up each term in every one
+	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")

@@ -441,9 +441,10 @@ func bm25Case(dir string, n int) BM25Case {
 	}
 	const user, k, batch = "u", 10, 512
 
-	// Ours: as memnode opens it (on disk, unsynced batches), one user.
+	// Ours: as memnode opens it (on disk, unsynced batches), one user; without the idle settling, which plain
+	// bleve does not have, so that both search the segments their merge policies leave.
 	t := time.Now()
-	ours, err := fulltext.Open(filepath.Join(dir, "ours"), fulltext.Options{NoSync: true})
+	ours, err := fulltext.Open(filepath.Join(dir, "ours"), fulltext.Options{NoSync: true, SettleAfter: -1})
 	if err != nil {
 		log.Fatal(err)
 	}

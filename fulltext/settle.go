@@ -1,0 +1,109 @@
+package fulltext
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
+)
+
+// Settling (DESIGN.md, "Settling an idle index"): scorch's tiered merge policy leaves up to MaxSegmentsPerTier
+// segments in each tier, which keeps merge work low under writes, and a search looks up each of its terms in
+// every segment. An index that has taken no batch for Options.SettleAfter and holds more than
+// Options.SettleAbove segments is merged down to a few.
+
+// settleRounds bounds the merge plans one Settle runs: each merges up to ten segments into one.
+const settleRounds = 4
+
+// settler runs Settle once an index has been idle for its options' SettleAfter.
+type settler struct {
+	applies atomic.Uint64 // batches applied so far
+	last    atomic.Int64  // when the last batch was applied, unix nanoseconds
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// startSettler starts ix's idle settling when its options ask for it and the index merges at all (scorch runs
+// no merger without a path).
+func (ix *Index) startSettler() {
+	if ix.opts.InMemory || ix.opts.SettleAfter <= 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ix.settle = &settler{cancel: cancel}
+	ix.settle.last.Store(time.Now().UnixNano())
+	ix.settle.wg.Go(func() { ix.settleLoop(ctx) })
+}
+
+// applied notes a batch for the idle check.
+func (s *settler) applied() {
+	if s != nil {
+		s.applies.Add(1)
+		s.last.Store(time.Now().UnixNano())
+	}
+}
+
+// stop ends the loop and waits for a Settle under way, before the index closes.
+func (s *settler) stop() {
+	if s != nil {
+		s.cancel()
+		s.wg.Wait()
+	}
+}
+
+// settleLoop settles the index after each spell of writes, once it has been idle for SettleAfter. A settled
+// index is not merged again until a batch comes.
+func (ix *Index) settleLoop(ctx context.Context) {
+	s, every := ix.settle, ix.opts.SettleAfter
+	settledAt := uint64(0)
+	t := time.NewTimer(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		idle := time.Since(time.Unix(0, s.last.Load()))
+		if n := s.applies.Load(); n != settledAt && idle >= every {
+			if files, _ := ix.Segments(); files > uint64(ix.opts.SettleAbove) {
+				if err := ix.Settle(ctx); err != nil {
+					return
+				}
+			}
+			settledAt = n
+		}
+		t.Reset(max(every-idle, every/4))
+	}
+}
+
+// Settle merges the index's segments down to at most SettleAbove (a few merge plans, each merging up to ten
+// segments into one), or returns when ctx ends. The normal tiered policy goes on afterwards. Searches and
+// batches go on meanwhile: scorch merges in the background of its current snapshot.
+func (ix *Index) Settle(ctx context.Context) error {
+	adv, err := ix.b.Advanced()
+	if err != nil {
+		return wrap("settle", err)
+	}
+	sc, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return nil
+	}
+	opts := mergeplan.SingleSegmentMergePlanOptions
+	opts.MaxSegmentSize = storeMaxSegmentSize
+	for range settleRounds {
+		if files, _ := ix.Segments(); files <= uint64(ix.opts.SettleAbove) || ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := sc.ForceMerge(ctx, &opts); err != nil {
+			return wrap("settle", err)
+		}
+		// The merged segment is introduced, then persisted: wait for the persisted root, so that the next
+		// round plans over files.
+		ix.WaitPersisted()
+	}
+	return ctx.Err()
+}
