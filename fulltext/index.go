@@ -185,9 +185,14 @@ func (ix *Index) DocCount() (uint64, error) {
 // persister (at most closePersistWait): scorch's own Close stops the persister without writing what it had not
 // written yet, so every restart re-fed the last nap's worth of batches, or a new index lost its mapping.
 func (ix *Index) Close() error {
-	ix.settle.stop()
+	// A settle under way ends: its merge is cancelled, and its wait for scorch ends with the index's close
+	// (scorch answers a forced merge only between its own merges, so waiting for the settler first could wait
+	// for a normal merge, or forever behind one that keeps failing).
+	ix.settle.cancel()
 	ix.WaitPersisted()
-	if err := ix.b.Close(); err != nil {
+	err := ix.b.Close()
+	ix.settle.wait()
+	if err != nil {
 		return wrap("close", err)
 	}
 	return nil
@@ -231,7 +236,10 @@ const closePersistWait = 30 * time.Second
 // WaitPersisted returns once scorch has persisted every batch applied before the call (at most closePersistWait;
 // at once for an in-memory or synced index). Close uses it; a benchmark can, so scorch's persisting does not
 // compete with what it times.
-func (ix *Index) WaitPersisted() {
+func (ix *Index) WaitPersisted() { ix.waitPersisted(context.Background()) }
+
+// waitPersisted is WaitPersisted, which also ends when ctx does.
+func (ix *Index) waitPersisted(ctx context.Context) {
 	if ix.opts.InMemory || !ix.opts.NoSync {
 		return
 	}
@@ -249,7 +257,7 @@ func (ix *Index) WaitPersisted() {
 	}
 	want := atomic.LoadUint64(&st.CurRootEpoch)
 	deadline := time.Now().Add(closePersistWait)
-	for atomic.LoadUint64(&st.LastPersistedEpoch) < want && time.Now().Before(deadline) {
+	for atomic.LoadUint64(&st.LastPersistedEpoch) < want && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -76,7 +76,8 @@ func userStats(ctx context.Context, r index.IndexReader, user string) (stats *se
 		if err != nil {
 			return nil, 0, 0, err
 		}
-		// bleve's average length is ceil(cardinality / count): the shard's, exactly.
+		// bleve's average length is ceil(cardinality / count), as bleve computes it for the shard. Scorch's
+		// cardinality is the sum of its segments' dictionary sizes, so it moves when segments merge (DESIGN.md).
 		card = int(math.Ceil(float64(all)/float64(total))) * int(n)
 	}
 	return &search.BM25Stats{DocCount: float64(n), FieldCardinality: map[string]int{fieldText: card}}, n, total, nil

@@ -2,6 +2,7 @@ package fulltext
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,7 +23,7 @@ const settleRounds = 4
 type settler struct {
 	applies atomic.Uint64 // batches applied so far
 	last    atomic.Int64  // when the last batch was applied, unix nanoseconds
-	cancel  context.CancelFunc
+	stopCtx context.CancelFunc
 	wg      sync.WaitGroup
 }
 
@@ -33,9 +34,17 @@ func (ix *Index) startSettler() {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	ix.settle = &settler{cancel: cancel}
+	ix.settle = &settler{stopCtx: cancel}
 	ix.settle.last.Store(time.Now().UnixNano())
 	ix.settle.wg.Go(func() { ix.settleLoop(ctx) })
+}
+
+// count is how many batches were applied (0 for an index that does not settle).
+func (s *settler) count() uint64 {
+	if s == nil {
+		return 0
+	}
+	return s.applies.Load()
 }
 
 // applied notes a batch for the idle check.
@@ -46,19 +55,26 @@ func (s *settler) applied() {
 	}
 }
 
-// stop ends the loop and waits for a Settle under way, before the index closes.
-func (s *settler) stop() {
+// cancel ends the loop and a Settle under way; Close calls it, then closes the index, then waits.
+func (s *settler) cancel() {
 	if s != nil {
-		s.cancel()
+		s.stopCtx()
+	}
+}
+
+// wait returns once the loop has ended.
+func (s *settler) wait() {
+	if s != nil {
 		s.wg.Wait()
 	}
 }
 
-// settleLoop settles the index after each spell of writes, once it has been idle for SettleAfter. A settled
-// index is not merged again until a batch comes.
+// settleLoop settles the index after each spell of writes, once it has been idle for SettleAfter, and once
+// after it opens (an index reopened with many segments settles without a new batch). A settled index is not
+// merged again until a batch comes. A Settle that fails (a merge scorch refused) is tried after the next spell.
 func (ix *Index) settleLoop(ctx context.Context) {
 	s, every := ix.settle, ix.opts.SettleAfter
-	settledAt := uint64(0)
+	settledAt := uint64(math.MaxUint64)
 	t := time.NewTimer(every)
 	defer t.Stop()
 	for {
@@ -70,7 +86,7 @@ func (ix *Index) settleLoop(ctx context.Context) {
 		idle := time.Since(time.Unix(0, s.last.Load()))
 		if n := s.applies.Load(); n != settledAt && idle >= every {
 			if files, _ := ix.Segments(); files > uint64(ix.opts.SettleAbove) {
-				if err := ix.Settle(ctx); err != nil {
+				if err := ix.Settle(ctx); err != nil && ctx.Err() != nil {
 					return
 				}
 			}
@@ -81,8 +97,8 @@ func (ix *Index) settleLoop(ctx context.Context) {
 }
 
 // Settle merges the index's segments down to at most SettleAbove (a few merge plans, each merging up to ten
-// segments into one), or returns when ctx ends. The normal tiered policy goes on afterwards. Searches and
-// batches go on meanwhile: scorch merges in the background of its current snapshot.
+// segments into one), or returns when ctx ends or a batch comes between two rounds (the writes' own merges
+// take over). Searches and batches go on meanwhile: scorch merges in the background of its current snapshot.
 func (ix *Index) Settle(ctx context.Context) error {
 	adv, err := ix.b.Advanced()
 	if err != nil {
@@ -94,16 +110,20 @@ func (ix *Index) Settle(ctx context.Context) error {
 	}
 	opts := mergeplan.SingleSegmentMergePlanOptions
 	opts.MaxSegmentSize = storeMaxSegmentSize
+	applies := ix.settle.count()
 	for range settleRounds {
-		if files, _ := ix.Segments(); files <= uint64(ix.opts.SettleAbove) || ctx.Err() != nil {
+		if files, _ := ix.Segments(); files <= uint64(ix.opts.SettleAbove) || ctx.Err() != nil ||
+			ix.settle.count() != applies {
 			return ctx.Err()
 		}
+		// ForceMerge returns once scorch's merger has run the plan, the merge was cancelled (ctx), or the index
+		// closed.
 		if err := sc.ForceMerge(ctx, &opts); err != nil {
 			return wrap("settle", err)
 		}
 		// The merged segment is introduced, then persisted: wait for the persisted root, so that the next
 		// round plans over files.
-		ix.WaitPersisted()
+		ix.waitPersisted(ctx)
 	}
 	return ctx.Err()
 }

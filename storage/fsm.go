@@ -57,7 +57,10 @@ type ShardFSM struct {
 	onHalt   func(error)
 	onBorn   func(child uint32) // a split wrote a child's first state (SetOnBorn)
 	applied  atomic.Uint64
-	owned    atomic.Pointer[Owned] // the range after a split; nil: the whole bucket
+	owned    atomic.Pointer[Owned] // the range after a split, as of the applied index; nil: the whole bucket
+	// readable is the range reads check (ReadOwned): a split's new range is published here before its batch
+	// commits, and in owned only after, since a child must not start before the batch that founds it is in.
+	readable atomic.Pointer[Owned]
 	lazy     bool                  // Snapshot returns markers (lazysnap.go)
 	halted   atomic.Bool
 	stopped  atomic.Bool // gave up waiting for the disk: raft thinks entries applied that are not
@@ -80,6 +83,7 @@ func NewShardFSM(db *DB, shard uint32, idx Indexer, log *slog.Logger, onHalt fun
 		return nil, err
 	}
 	f.owned.Store(owned)
+	f.readable.Store(owned)
 	return f, nil
 }
 
@@ -90,14 +94,14 @@ func (f *ShardFSM) Owns(user string) bool { return f.owned.Load().Owns(user) }
 // ReadOwned runs read, a read of user's records or indexes on this shard, if the shard owns user. A split
 // applied while read ran may have moved the user's records out under it, so that read found nothing: read's
 // result then gives way to ErrWrongShard, and the caller reads again where the user now is. This holds because
-// a split publishes the shard's new range before its batch moves any record (commit).
+// a split publishes the shard's new range to reads before its batch moves any record (commit).
 func (f *ShardFSM) ReadOwned(user string, read func() error) error {
-	before := f.owned.Load()
+	before := f.readable.Load()
 	if !before.Owns(user) {
 		return f.wrongShard(user, before)
 	}
 	err := read()
-	if after := f.owned.Load(); after != before && !after.Owns(user) {
+	if after := f.readable.Load(); after != before && !after.Owns(user) {
 		return f.wrongShard(user, after)
 	}
 	return err
@@ -253,15 +257,18 @@ func (f *ShardFSM) commit(b *pebble.Batch, ch *changes, index, term uint64, owne
 	if err := b.Set(appliedKey(f.shard), appliedValue(index, term), nil); err != nil {
 		return fmt.Errorf("%w: set applied index %d: %w", ErrDiskIO, index, err)
 	}
-	// A split's new range is published before its batch moves the records, so that a read which finds them
-	// gone also finds the range changed (ReadOwned); until the commit, such a read is sent to the child early.
-	prev := f.owned.Swap(owned)
+	// A split's new range is published to reads before its batch moves the records, so that a read which finds
+	// them gone also finds the range changed (ReadOwned); until the commit, such a read is sent to the child
+	// early, and retried there until the child serves. Owned, which starts the child (cluster's awaitsSplit),
+	// changes only once the batch is in.
+	prev := f.readable.Swap(owned)
 	// Pebble itself treats a failed WAL write as fatal (it panics); an error returned here means nothing was
 	// written, so the batch can be retried as a whole.
 	if err := b.Commit(pebble.NoSync); err != nil {
-		f.owned.Store(prev)
+		f.readable.Store(prev)
 		return fmt.Errorf("%w: commit entries up to %d: %w", ErrDiskIO, index, err)
 	}
+	f.owned.Store(owned)
 	f.applied.Store(index)
 	if f.idx != nil && (len(ch.puts) > 0 || len(ch.dels) > 0) {
 		f.idx.Index(index, ch.puts, ch.dels)
@@ -355,6 +362,7 @@ func (f *ShardFSM) Restore(rc io.ReadCloser) error {
 		return err
 	}
 	f.owned.Store(owned)
+	f.readable.Store(owned)
 	if f.idx != nil {
 		f.idx.Reset()
 	}

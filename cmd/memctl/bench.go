@@ -61,7 +61,8 @@ enter the cluster at every node; without it every client uses --addr.
 each taken by the next free client, and a request's latency counts from when
 it was due, so time spent waiting for a free client counts too (no coordinated
 omission). A rate the clients cannot keep up with shows as ops_per_s below
-rate_per_s and as growing latencies: that is the load's limit.`,
+rate_per_s, as growing latencies, and as unsent: the requests due before the
+end that no client was free to send by then.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("unknown command %q for \"memctl bench\"", args[0])
@@ -331,6 +332,7 @@ type benchResult struct {
 	perAddr     []*benchRecorder
 	elapsed     time.Duration // from the end of the warm-up until the last request returned
 	interrupted bool
+	unsent      int64 // open loop: requests due in the measured time that no client was free to send before its end
 }
 
 // run starts the clients, stops issuing requests after warm-up + duration and
@@ -360,7 +362,9 @@ func (b *benchRun) run(ctx context.Context) benchResult {
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				t0 := t0()
-				if !t0.Before(stopAt) || ctx.Err() != nil {
+				// Open loop: a request due before the end but not yet sent at the end is left unsent (counted
+				// in unsent), so a rate the servers cannot keep up with does not stretch the run.
+				if !t0.Before(stopAt) || !time.Now().Before(stopAt) || ctx.Err() != nil {
 					return
 				}
 				n, err := b.op(ctx, c, w, rng)
@@ -402,6 +406,10 @@ func (b *benchRun) run(ctx context.Context) benchResult {
 	res.interrupted = ctx.Err() != nil
 	for _, r := range res.perAddr {
 		res.total.merge(r)
+	}
+	if b.rate > 0 && !res.interrupted {
+		due := int64(math.Ceil(b.duration.Seconds() * b.rate)) // due in [measureFrom, stopAt)
+		res.unsent = max(due-res.total.ops-res.total.errors(), 0)
 	}
 	return res
 }
@@ -505,8 +513,11 @@ type benchReport struct {
 	ResultsMean     *float64          `json:"results_mean,omitempty"`  // search
 	EmptyResults    *int64            `json:"empty_results,omitempty"` // search
 	Connections     int64             `json:"connections"`             // TCP connections dialled
-	// RatePerS: the open-loop rate asked for (--rate); absent for a closed-loop run.
+	// RatePerS: the open-loop rate asked for (--rate); absent for a closed-loop run. Unsent: requests due in the
+	// measured time that no client was free to send before it ended (the rate was more than the clients and
+	// servers could take).
 	RatePerS    float64           `json:"rate_per_s,omitempty"`
+	Unsent      int64             `json:"unsent,omitempty"`
 	PerAddr     []benchAddrReport `json:"per_addr,omitempty"` // with more than one address
 	Interrupted bool              `json:"interrupted,omitempty"`
 	// session: messages per flush, consolidated messages per second, and the flush's own latency.
@@ -535,6 +546,7 @@ func (r *benchReport) fill(res benchResult, pool *benchPool) {
 		r.ResultsMean, r.EmptyResults = &mean, &empty
 	}
 	r.Interrupted = res.interrupted
+	r.Unsent = res.unsent
 	if len(res.perAddr) > 1 {
 		for i, pr := range res.perAddr {
 			ar := benchAddrReport{
@@ -606,7 +618,8 @@ func printBenchReport(w io.Writer, r benchReport) error {
 	kv("errors", fmtErrors(r.Errors, r.ErrorsByCode))
 	kv("throughput", fmt.Sprintf("%.1f ops/s", r.OpsPerS))
 	if r.RatePerS > 0 {
-		kv("rate", fmt.Sprintf("%.1f ops/s asked, open loop (latency from when each request was due)", r.RatePerS))
+		kv("rate", fmt.Sprintf("%.1f ops/s asked, open loop (latency from when each request was due), %d unsent",
+			r.RatePerS, r.Unsent))
 	}
 	if r.MessagesPerS != nil {
 		kv("messages", fmt.Sprintf("%.1f consolidated/s (%d per flush)", *r.MessagesPerS, r.Turns))

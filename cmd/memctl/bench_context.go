@@ -148,6 +148,9 @@ func (o *benchContextOptions) validate(g *globals) ([]string, error) {
 	switch {
 	case err != nil:
 		return nil, err
+	case o.rate != 0:
+		// Its phases time their own requests from when they are sent, not from when they were due.
+		return nil, errors.New("--rate is not supported by bench context (it runs closed loop)")
 	case o.hot < 1:
 		return nil, fmt.Errorf("--hot %d: must be at least 1", o.hot)
 	case o.archived < 0 || o.compact < 0:

@@ -26,6 +26,7 @@ func TestBenchValidation(t *testing.T) {
 		{"write size huge", []string{"bench", "write", "--size", "32769"}, "--size 32769"},
 		{"write rate negative", []string{"bench", "write", "--rate", "-1"}, "--rate -1: must be between 0 (closed loop) and 1000000"},
 		{"write rate huge", []string{"bench", "session", "--rate", "2e6"}, "--rate 2e+06: must be between"},
+		{"context rate", []string{"bench", "context", "--rate", "5"}, "--rate is not supported by bench context"},
 		{"write users zero", []string{"bench", "write", "--users", "0"}, "--users 0: must be at least 1"},
 		{"addr-list empty entry", []string{"bench", "write", "--addr-list", unreachable + ",,http://127.0.0.1:2"}, "--addr-list: empty address"},
 		{"addr-list bad scheme", []string{"bench", "write", "--addr-list", "ftp://x"}, "--addr-list: address \"ftp://x\": scheme must be http or https"},
