@@ -50,18 +50,18 @@ type ApplyResult struct {
 // An entry is never skipped: one that cannot be decoded halts the replica; a disk failure (ErrDiskIO) blocks
 // the apply loop, which retries the whole batch with backoff until the disk recovers or Stop is called.
 type ShardFSM struct {
-	db       *DB
-	shard    uint32
-	idx      Indexer
-	log      *slog.Logger
-	onHalt   func(error)
-	onBorn   func(child uint32) // a split wrote a child's first state (SetOnBorn)
-	applied  atomic.Uint64
-	owned    atomic.Pointer[Owned] // the range after a split, as of the applied index; nil: the whole bucket
+	db      *DB
+	shard   uint32
+	idx     Indexer
+	log     *slog.Logger
+	onHalt  func(error)
+	onBorn  func(child uint32) // a split wrote a child's first state (SetOnBorn)
+	applied atomic.Uint64
+	owned   atomic.Pointer[Owned] // the range after a split, as of the applied index; nil: the whole bucket
 	// readable is the range reads check (ReadOwned): a split's new range is published here before its batch
 	// commits, and in owned only after, since a child must not start before the batch that founds it is in.
 	readable atomic.Pointer[Owned]
-	lazy     bool                  // Snapshot returns markers (lazysnap.go)
+	lazy     bool // Snapshot returns markers (lazysnap.go)
 	halted   atomic.Bool
 	stopped  atomic.Bool // gave up waiting for the disk: raft thinks entries applied that are not
 	stop     chan struct{}
