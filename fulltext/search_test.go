@@ -186,7 +186,8 @@ func TestKLimit(t *testing.T) {
 // A user alone in the index is searched without the user filter; once another user's document arrives the filter
 // is back, and after that document is deleted it goes again. Every answer holds the user's documents only.
 func TestUserAloneSkipsOnlyANoOpFilter(t *testing.T) {
-	modes(t, func(t *testing.T, ix *Index) {
+	for _, mem := range []bool{false, true} {
+		ix := openTest(t, t.TempDir(), Options{InMemory: mem})
 		mustApply(t, ix, []Doc{{ID: "a1", UserID: "alice", Text: "green tea in the morning"},
 			{ID: "a2", UserID: "alice", Text: "black tea at night"}})
 		alone := mustSearch(t, ix, Query{UserID: "alice", Text: "tea"})
@@ -201,14 +202,14 @@ func TestUserAloneSkipsOnlyANoOpFilter(t *testing.T) {
 			t.Fatalf("bob: %v", got)
 		}
 		mustApply(t, ix, nil, "b1")
+		// The same hits, scored alike. Not the same scores as before bob came: bleve's average field length sums
+		// the segments' dictionaries, so bob's deleted words count until a merge drops them (fulltext/DESIGN.md).
 		again := mustSearch(t, ix, Query{UserID: "alice", Text: "tea"})
-		for i := range again {
-			if again[i] != alone[i] {
-				t.Fatalf("alice alone again: %v, want %v (same scores)", again, alone)
-			}
+		if !sameSet(ids(again), ids(alone)) || again[0].Score != again[1].Score || again[0].Score <= 0 {
+			t.Fatalf("alice alone again: %v, want the hits of %v, scored alike", again, alone)
 		}
 		if got := mustSearch(t, ix, Query{UserID: "bob", Text: "tea"}); len(got) != 0 {
 			t.Fatalf("bob after delete: %v", got)
 		}
-	})
+	}
 }
