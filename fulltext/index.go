@@ -243,12 +243,8 @@ func (ix *Index) waitPersisted(ctx context.Context) {
 	if ix.opts.InMemory || !ix.opts.NoSync {
 		return
 	}
-	adv, err := ix.b.Advanced()
-	if err != nil {
-		return
-	}
-	sc, ok := adv.(*scorch.Scorch)
-	if !ok {
+	sc := ix.scorch()
+	if sc == nil {
 		return
 	}
 	st, ok := sc.Stats().(*scorch.Stats)
@@ -273,7 +269,7 @@ func (ix *Index) WaitIdle(ctx context.Context) error {
 			return ctx.Err()
 		case <-time.After(200 * time.Millisecond):
 		}
-		s, _ := ix.b.StatsMap()["index"].(map[string]any)
+		s := ix.stats()
 		cur := fmt.Sprint(s["CurRootEpoch"], s["num_recs_to_persist"], s["num_root_filesegments"], s["num_root_memorysegments"])
 		if cur == last && fmt.Sprint(s["num_recs_to_persist"]) == "0" {
 			quiet++
@@ -287,8 +283,24 @@ func (ix *Index) WaitIdle(ctx context.Context) error {
 
 // Segments is how many segments scorch's current root holds (a search looks up each term in every one).
 func (ix *Index) Segments() (files, inMemory uint64) {
-	s, _ := ix.b.StatsMap()["index"].(map[string]any)
+	s := ix.stats()
 	files, _ = s["num_root_filesegments"].(uint64)
 	inMemory, _ = s["num_root_memorysegments"].(uint64)
 	return files, inMemory
+}
+
+// scorch is the index's scorch engine (nil if bleve is closed or runs another one).
+func (ix *Index) scorch() *scorch.Scorch {
+	adv, err := ix.b.Advanced()
+	if err != nil {
+		return nil
+	}
+	sc, _ := adv.(*scorch.Scorch)
+	return sc
+}
+
+// stats is scorch's statistics map (nil entries when there are none).
+func (ix *Index) stats() map[string]any {
+	s, _ := ix.b.StatsMap()["index"].(map[string]any)
+	return s
 }

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 )
 
@@ -100,12 +99,8 @@ func (ix *Index) settleLoop(ctx context.Context) {
 // segments into one), or returns when ctx ends or a batch comes between two rounds (the writes' own merges
 // take over). Searches and batches go on meanwhile: scorch merges in the background of its current snapshot.
 func (ix *Index) Settle(ctx context.Context) error {
-	adv, err := ix.b.Advanced()
-	if err != nil {
-		return wrap("settle", err)
-	}
-	sc, ok := adv.(*scorch.Scorch)
-	if !ok {
+	sc := ix.scorch()
+	if sc == nil {
 		return nil
 	}
 	opts := mergeplan.SingleSegmentMergePlanOptions
