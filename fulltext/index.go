@@ -31,6 +31,7 @@ type Index struct {
 	opts     Options
 	analyzer analysis.Analyzer // Options.Analyzer: the words of texts and queries, before scoping
 	settle   *settler          // nil when the index does not settle (in memory, or SettleAfter off)
+	dense    denseBuffers      // score arrays of dense queries (dense.go)
 }
 
 // Open opens the index in dir, creating it if dir is missing or empty. It returns ErrOutdated if

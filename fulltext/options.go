@@ -64,6 +64,11 @@ type Options struct {
 	// split exists to skip long posting lists; below this they are cheap, and small indexes keep
 	// the plain OR exactly.
 	CommonTermMinDF int
+	// DenseMinPostings: a query with no rare term and no filter but the user, whose terms' posting lists hold
+	// at least this many postings in all (and one for every 8 documents of the index), is scored term at a
+	// time into arrays, with the scores and order bleve gives (DESIGN.md, "Dense queries"); default 8192,
+	// negative: never.
+	DenseMinPostings int
 }
 
 func (o Options) withDefaults() Options {
@@ -98,6 +103,9 @@ func (o Options) withDefaults() Options {
 		o.CommonTermMinDF = 1000
 	} else if o.CommonTermMinDF < 0 {
 		o.CommonTermMinDF = 0
+	}
+	if o.DenseMinPostings == 0 {
+		o.DenseMinPostings = 8192
 	}
 	if o.PersisterNap == 0 && o.NoSync {
 		o.PersisterNap = time.Second

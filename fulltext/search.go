@@ -42,9 +42,14 @@ func (ix *Index) SearchContext(ctx context.Context, q Query) ([]Hit, error) {
 	if err != nil {
 		return nil, err
 	}
-	var bq query.Query = ix.buildQuery(q)
+	shaped := ix.buildQuery(q)
+	var bq query.Query = shaped
 	if q.Keep != nil {
 		bq = &keepQuery{q: bq, keep: q.Keep}
+	} else {
+		// The k best are the result: dense scoring may hand the collector only those (dense.go). With Keep
+		// the collector must see every match, since Keep may reject some of the best.
+		shaped.k = k
 	}
 	req := bleve.NewSearchRequestOptions(bq, k, 0, false)
 	res, err := ix.b.SearchInContext(ctx, req)
@@ -86,7 +91,7 @@ func (ix *Index) checkQuery(q Query) (int, error) {
 // then only advances to (skips to) docs in that bitmap, so other users' postings and filtered-out
 // docs are never scored. Before, the user term was a zero-boost scored term and the filters a
 // boolean Filter clause, which bleve applies only after scoring each candidate.
-func (ix *Index) buildQuery(q Query) query.Query {
+func (ix *Index) buildQuery(q Query) *shapedText {
 	filters := []query.Query{term(fieldUserID, q.UserID)}
 	if len(q.Types) > 0 {
 		types := make([]query.Query, len(q.Types))
@@ -104,7 +109,8 @@ func (ix *Index) buildQuery(q Query) query.Query {
 	for _, tag := range q.Tags {
 		filters = append(filters, term(fieldTags, tag))
 	}
-	return &shapedText{user: q.UserID, text: q.Text, analyzer: ix.analyzer, opts: &ix.opts, filters: filters}
+	return &shapedText{user: q.UserID, text: q.Text, analyzer: ix.analyzer, opts: &ix.opts, filters: filters,
+		dense: &ix.dense}
 }
 
 // term is a term query on a keyword field.

@@ -31,6 +31,8 @@ type shapedText struct {
 	analyzer analysis.Analyzer
 	opts     *Options
 	filters  []query.Query // at least the user term
+	k        int           // the hits wanted, when the collector needs to see only the k best (else 0)
+	dense    *denseBuffers
 }
 
 func (q *shapedText) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping,
@@ -57,6 +59,12 @@ func (q *shapedText) Searcher(ctx context.Context, r index.IndexReader, m mappin
 		return nil, err
 	}
 	if len(rare) == 0 && len(q.filters) == 1 {
+		if q.k > 0 && options.Score != "none" && !options.Explain && !options.IncludeTermVectors {
+			d := denseQuery{user: q.user, terms: all, stats: stats, k: q.k, bufs: q.dense}
+			if s, err := d.searcher(ctx, r, q.opts.DenseMinPostings); err != nil || s != nil {
+				return s, err
+			}
+		}
 		if n == total {
 			// The user term would keep every document: the conjunction's leapfrogging would cost a third of the
 			// search for nothing (a user alone in its shard, as in the peer benchmark). Scores are the same.

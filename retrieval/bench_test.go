@@ -57,7 +57,7 @@ func (c *corpus) text(n int) string {
 
 // loadShard fills one shard with n memories of one user (and n/10 of other users), through the state machine in
 // batches, as replicas receive them.
-func loadShard(b *testing.B, n int, c *corpus) *fixture {
+func loadShard(b testing.TB, n int, c *corpus) *fixture {
 	f := newFixtureWith(b, diskText(b))
 	putMemories(b, f, c, n+n/10, func(i int) string {
 		if i >= n {
@@ -70,7 +70,7 @@ func loadShard(b *testing.B, n int, c *corpus) *fixture {
 
 // putMemories puts n memories through f's state machine in batches of 500, the i-th of user(i), and waits until
 // they are searchable.
-func putMemories(b *testing.B, f *fixture, c *corpus, n int, user func(i int) string) {
+func putMemories(b testing.TB, f *fixture, c *corpus, n int, user func(i int) string) {
 	ctx := context.Background()
 	const batch = 500
 	for start := 0; start < n; start += batch {

@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"context"
+	"flag"
 	"log/slog"
 	"math"
 	"testing"
@@ -37,13 +38,17 @@ func newFixture(t testing.TB) *fixture { return newFixtureWith(t, memText(t)) }
 // index never merges its segments (no persister runs), so a large one is searched over hundreds of segments.
 func diskText(t testing.TB) *fulltext.Index {
 	t.Helper()
-	ix, err := fulltext.Open(t.TempDir(), fulltext.Options{NoSync: true})
+	ix, err := fulltext.Open(t.TempDir(), fulltext.Options{NoSync: true, DenseMinPostings: *denseMin})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ix.Close() })
 	return ix
 }
+
+// denseMin is fulltext.Options.DenseMinPostings for the on-disk indexes of tests and benchmarks: -1 compares
+// against bleve's own evaluation of every query.
+var denseMin = flag.Int("dense-min", 0, "fulltext DenseMinPostings of diskText indexes (0: the default, -1: never dense)")
 
 func newFixtureWith(t testing.TB, text TextIndex) *fixture {
 	t.Helper()

@@ -1,0 +1,343 @@
+package fulltext
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/search"
+	index "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
+)
+
+// Dense scoring (DESIGN.md, "Dense queries"). A query whose terms are all common walks long posting lists, and
+// bleve's document-at-a-time searchers spend most of that walk outside the postings: a DocumentMatch per term
+// and document, a disjunction that merges them, a collector heap fed every match. When the posting lists are
+// long and dense, denseQuery instead adds each term's postings into one score array per segment (term at a
+// time), picks the k best from the arrays, and hands bleve's collector only those. Scores are bleve's to the
+// last operation: the same BM25 term scores, query weights, summation order and coordination factor, so a hit
+// has the score the OR query gives it, and ties keep bleve's order (the lower document number first).
+
+// denseQuery is the OR of terms for one user, scored as shapedText's plain form scores it, k best.
+type denseQuery struct {
+	user  string
+	terms []string
+	stats *search.BM25Stats
+	k     int
+	bufs  *denseBuffers
+}
+
+// denseBuffers pools the per-segment score arrays between searches.
+type denseBuffers struct {
+	p    sync.Pool
+	used atomic.Uint64 // searches scored densely
+}
+
+type denseArrays struct {
+	score []float64
+	count []uint8 // matched terms per document; queries keep at most MaxQueryTerms (< 256) terms
+}
+
+func (b *denseBuffers) get(n int) *denseArrays {
+	a, _ := b.p.Get().(*denseArrays)
+	if a == nil {
+		a = &denseArrays{}
+	}
+	if cap(a.score) < n {
+		a.score, a.count = make([]float64, n), make([]uint8, n)
+	}
+	a.score, a.count = a.score[:n], a.count[:n]
+	return a
+}
+
+func (b *denseBuffers) put(a *denseArrays, lo, hi int) {
+	clear(a.score[lo:hi])
+	clear(a.count[lo:hi])
+	b.p.Put(a)
+}
+
+// denseTerm is one term's posting lists, one per segment, and its bleve scoring constants.
+type denseTerm struct {
+	lists  []segment.PostingsList
+	df     uint64
+	idf    float64
+	weight float64 // bleve's queryWeight: boost (1) × idf × queryNorm
+}
+
+// denseHit is a candidate for the k best.
+type denseHit struct {
+	score float64
+	doc   uint64 // the snapshot's document number
+	seg   int
+	local uint64
+}
+
+// worse orders hits as bleve's collector does: lower score, then the later document.
+func (h denseHit) worse(o denseHit) bool {
+	if h.score != o.score {
+		return h.score < o.score
+	}
+	return h.doc > o.doc
+}
+
+// searcher returns a searcher of the k best documents, or nil when the query is not worth scoring densely
+// (short posting lists, or an index reader that is not a scorch snapshot): the caller then builds bleve's.
+func (q *denseQuery) searcher(ctx context.Context, r index.IndexReader, minPostings int) (search.Searcher, error) {
+	is, ok := r.(*scorch.IndexSnapshot)
+	if !ok || minPostings < 0 || len(q.terms) > math.MaxUint8 {
+		return nil, nil
+	}
+	segs := is.Segments()
+	terms, docs, err := q.lists(segs)
+	if err != nil {
+		return nil, err
+	}
+	var postings uint64
+	for _, t := range terms {
+		postings += t.df
+	}
+	// Dense pays an array per segment; below this a DocumentMatch per posting costs less.
+	if postings < uint64(minPostings) || postings*8 < docs {
+		return nil, nil
+	}
+	q.weigh(terms)
+	hits, err := q.best(ctx, segs, terms)
+	if err != nil {
+		return nil, err
+	}
+	q.bufs.used.Add(1)
+	return newListSearcher(segs, hits)
+}
+
+// lists looks up each term's posting list in every segment (deleted documents excepted, as bleve's term
+// readers do); docs is the snapshot's document count, deleted ones included.
+func (q *denseQuery) lists(segs []*scorch.SegmentSnapshot) (terms []*denseTerm, docs uint64, err error) {
+	terms = make([]*denseTerm, len(q.terms))
+	for i := range terms {
+		terms[i] = &denseTerm{lists: make([]segment.PostingsList, len(segs))}
+	}
+	for s, ss := range segs {
+		docs += ss.Segment().Count()
+		dict, err := ss.Segment().Dictionary(fieldText)
+		if err != nil {
+			return nil, 0, err
+		}
+		for i, t := range q.terms {
+			pl, err := dict.PostingsList([]byte(t), ss.Deleted(), nil)
+			if err != nil {
+				return nil, 0, err
+			}
+			terms[i].lists[s] = pl
+			terms[i].df += pl.Count()
+		}
+	}
+	return terms, docs, nil
+}
+
+// weigh computes each term's idf and query weight as bleve's BM25 term scorer and disjunction do, and orders
+// the terms as bleve's disjunction orders its searchers (by posting count), which is the order it sums them.
+func (q *denseQuery) weigh(terms []*denseTerm) {
+	n := q.stats.DocCount
+	slices.SortStableFunc(terms, func(a, b *denseTerm) int { return cmpU64(a.df, b.df) })
+	var sumSq float64
+	for _, t := range terms {
+		t.idf = math.Log(1 + (n-float64(t.df)+0.5)/(float64(t.df)+0.5))
+		sumSq += t.idf * t.idf
+	}
+	norm := 1.0 / math.Sqrt(sumSq)
+	for _, t := range terms {
+		t.weight = t.idf * norm
+	}
+}
+
+// best scores every segment and keeps the k best hits of the user's documents, in document order.
+func (q *denseQuery) best(ctx context.Context, segs []*scorch.SegmentSnapshot, terms []*denseTerm) ([]denseHit, error) {
+	avg := math.Ceil(float64(q.stats.FieldCardinality[fieldText]) / q.stats.DocCount)
+	top := make([]denseHit, 0, q.k+1)
+	var base uint64
+	for s, ss := range segs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var err error
+		if top, err = q.scoreSegment(ss, s, base, terms, avg, top); err != nil {
+			return nil, err
+		}
+		base += ss.Segment().Count() // as scorch numbers documents: deleted ones keep their numbers
+	}
+	slices.SortFunc(top, func(a, b denseHit) int { return cmpU64(a.doc, b.doc) })
+	return top, nil
+}
+
+// scoreSegment adds the terms' BM25 scores for segment s into score arrays, term after term, and offers each
+// scored document of the user to top.
+func (q *denseQuery) scoreSegment(ss *scorch.SegmentSnapshot, s int, base uint64, terms []*denseTerm, avg float64,
+	top []denseHit) ([]denseHit, error) {
+	a := q.bufs.get(int(ss.Segment().Count()))
+	lo, hi := len(a.score), 0
+	defer func() { q.bufs.put(a, lo, max(lo, hi)) }()
+	var p segment.Posting
+	for _, t := range terms {
+		it := t.lists[s].Iterator(true, true, false, nil)
+		for {
+			var err error
+			if p, err = it.Next(); err != nil {
+				return nil, err
+			} else if p == nil {
+				break
+			}
+			d := int(p.Number())
+			a.score[d] += t.weight * bm25(t.idf, p.Frequency(), p.Norm(), avg)
+			a.count[d]++
+			lo, hi = min(lo, d), max(hi, d+1)
+		}
+	}
+	if lo >= hi {
+		return top, nil
+	}
+	mine, err := q.userDocs(ss)
+	if err != nil {
+		return nil, err
+	}
+	total := float64(len(terms))
+	for d := lo; d < hi; d++ {
+		if a.count[d] == 0 {
+			continue
+		}
+		h := denseHit{score: a.score[d] * (float64(a.count[d]) / total), doc: base + uint64(d), seg: s, local: uint64(d)}
+		if len(top) == q.k && !top[0].worse(h) {
+			continue
+		}
+		// Terms are scoped to the user (scope.go), so every scored document is the user's unless two users'
+		// scopes collide: the user's own posting list decides, as the user filter does in bleve's query.
+		if !mine.Contains(uint32(d)) {
+			continue
+		}
+		top = pushHit(top, h, q.k)
+	}
+	return top, nil
+}
+
+// userDocs is the segment's documents of the user.
+func (q *denseQuery) userDocs(ss *scorch.SegmentSnapshot) (*roaring.Bitmap, error) {
+	dict, err := ss.Segment().Dictionary(fieldUserID)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := dict.PostingsList([]byte(q.user), ss.Deleted(), nil)
+	if err != nil {
+		return nil, err
+	}
+	bm := roaring.New()
+	if or, ok := pl.(interface{ OrInto(*roaring.Bitmap) }); ok {
+		or.OrInto(bm)
+		return bm, nil
+	}
+	it := pl.Iterator(false, false, false, nil)
+	for p, err := it.Next(); p != nil || err != nil; p, err = it.Next() {
+		if err != nil {
+			return nil, err
+		}
+		bm.Add(uint32(p.Number()))
+	}
+	return bm, nil
+}
+
+// bm25 is bleve's BM25 term score (scorer.TermQueryScorer.docScore), in its order of operations.
+func bm25(idf float64, freq uint64, norm float64, avg float64) float64 {
+	tf := math.Sqrt(float64(freq))
+	fieldLength := 1 / (norm * norm)
+	return idf * (tf * search.BM25_k1) /
+		(tf + search.BM25_k1*(1-search.BM25_b+(search.BM25_b*fieldLength/avg)))
+}
+
+// pushHit adds h to the min-heap top (worst first), keeping at most k.
+func pushHit(top []denseHit, h denseHit, k int) []denseHit {
+	if len(top) == k {
+		top[0] = h
+		siftDown(top, 0)
+		return top
+	}
+	top = append(top, h)
+	for i := len(top) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !top[i].worse(top[parent]) {
+			break
+		}
+		top[i], top[parent] = top[parent], top[i]
+		i = parent
+	}
+	return top
+}
+
+func siftDown(top []denseHit, i int) {
+	for {
+		l, w := 2*i+1, i
+		if l < len(top) && top[l].worse(top[w]) {
+			w = l
+		}
+		if r := l + 1; r < len(top) && top[r].worse(top[w]) {
+			w = r
+		}
+		if w == i {
+			return
+		}
+		top[i], top[w] = top[w], top[i]
+		i = w
+	}
+}
+
+// listSearcher hands bleve's collector a fixed list of scored hits, in document order.
+type listSearcher struct {
+	hits []denseHit
+	ids  []string
+	next int
+}
+
+func newListSearcher(segs []*scorch.SegmentSnapshot, hits []denseHit) (*listSearcher, error) {
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		id, err := segs[h.seg].DocID(h.local)
+		if err != nil {
+			return nil, err
+		}
+		ids[i] = string(id)
+	}
+	return &listSearcher{hits: hits, ids: ids}, nil
+}
+
+func (l *listSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, error) {
+	if l.next >= len(l.hits) {
+		return nil, nil
+	}
+	h := l.hits[l.next]
+	dm := ctx.DocumentMatchPool.Get()
+	dm.IndexInternalID = binary.BigEndian.AppendUint64(dm.IndexInternalID[:0], h.doc)
+	dm.ID, dm.Score = l.ids[l.next], h.score
+	l.next++
+	return dm, nil
+}
+
+// Advance is not used: the list searcher is always the whole query, never a clause of a conjunction.
+func (l *listSearcher) Advance(ctx *search.SearchContext, id index.IndexInternalID) (*search.DocumentMatch, error) {
+	for {
+		dm, err := l.Next(ctx)
+		if dm == nil || err != nil || binary.BigEndian.Uint64(dm.IndexInternalID) >= binary.BigEndian.Uint64(id) {
+			return dm, err
+		}
+		ctx.DocumentMatchPool.Put(dm)
+	}
+}
+
+func (l *listSearcher) Close() error               { return nil }
+func (l *listSearcher) Weight() float64            { return 1 }
+func (l *listSearcher) SetQueryNorm(float64)       {}
+func (l *listSearcher) Count() uint64              { return uint64(len(l.hits)) }
+func (l *listSearcher) Min() int                   { return 0 }
+func (l *listSearcher) Size() int                  { return 64 + 40*len(l.hits) }
+func (l *listSearcher) DocumentMatchPoolSize() int { return len(l.hits) + 1 }
