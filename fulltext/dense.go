@@ -11,6 +11,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/searcher"
 	index "github.com/blevesearch/bleve_index_api"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
@@ -40,7 +41,7 @@ type denseBuffers struct {
 
 type denseArrays struct {
 	score []float64
-	count []uint8 // matched terms per document; queries keep at most MaxQueryTerms (< 256) terms
+	count []uint8 // matched terms per document: at most DisjunctionHeapTakeover
 }
 
 func (b *denseBuffers) get(n int) *denseArrays {
@@ -87,9 +88,16 @@ func (h denseHit) worse(o denseHit) bool {
 
 // searcher returns a searcher of the k best documents, or nil when the query is not worth scoring densely
 // (short posting lists, or an index reader that is not a scorch snapshot): the caller then builds bleve's.
-func (q *denseQuery) searcher(ctx context.Context, r index.IndexReader, minPostings int) (search.Searcher, error) {
+// n is the user's document count and total the index's.
+func (q *denseQuery) searcher(ctx context.Context, r index.IndexReader, minPostings int, n, total uint64) (search.Searcher, error) {
 	is, ok := r.(*scorch.IndexSnapshot)
-	if !ok || minPostings < 0 || len(q.terms) > math.MaxUint8 {
+	// Over DisjunctionHeapTakeover terms bleve's disjunction is a heap that sums a document's term scores in
+	// the order they pop, which dense cannot reproduce to the last bit.
+	if !ok || minPostings < 0 || len(q.terms) > searcher.DisjunctionHeapTakeover {
+		return nil, nil
+	}
+	// A term's df is at most the user's n: decline before looking the terms up, since bleve looks them up again.
+	if most := uint64(len(q.terms)) * n; !q.dense(most, total, minPostings) {
 		return nil, nil
 	}
 	segs := is.Segments()
@@ -101,8 +109,7 @@ func (q *denseQuery) searcher(ctx context.Context, r index.IndexReader, minPosti
 	for _, t := range terms {
 		postings += t.df
 	}
-	// Dense pays an array per segment; below this a DocumentMatch per posting costs less.
-	if postings < uint64(minPostings) || postings*8 < docs {
+	if !q.dense(postings, docs, minPostings) {
 		return nil, nil
 	}
 	q.weigh(terms)
@@ -112,6 +119,12 @@ func (q *denseQuery) searcher(ctx context.Context, r index.IndexReader, minPosti
 	}
 	q.bufs.used.Add(1)
 	return newListSearcher(segs, hits)
+}
+
+// dense: postings this many, in an index of docs documents, are worth an array per segment; below, a
+// DocumentMatch per posting costs less.
+func (q *denseQuery) dense(postings, docs uint64, minPostings int) bool {
+	return postings >= uint64(minPostings) && postings*8 >= docs
 }
 
 // lists looks up each term's posting list in every segment (deleted documents excepted, as bleve's term
@@ -161,11 +174,8 @@ func (q *denseQuery) best(ctx context.Context, segs []*scorch.SegmentSnapshot, t
 	top := make([]denseHit, 0, q.k+1)
 	var base uint64
 	for s, ss := range segs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
 		var err error
-		if top, err = q.scoreSegment(ss, s, base, terms, avg, top); err != nil {
+		if top, err = q.scoreSegment(ctx, ss, s, base, terms, avg, top); err != nil {
 			return nil, err
 		}
 		base += ss.Segment().Count() // as scorch numbers documents: deleted ones keep their numbers
@@ -176,13 +186,16 @@ func (q *denseQuery) best(ctx context.Context, segs []*scorch.SegmentSnapshot, t
 
 // scoreSegment adds the terms' BM25 scores for segment s into score arrays, term after term, and offers each
 // scored document of the user to top.
-func (q *denseQuery) scoreSegment(ss *scorch.SegmentSnapshot, s int, base uint64, terms []*denseTerm, avg float64,
+func (q *denseQuery) scoreSegment(ctx context.Context, ss *scorch.SegmentSnapshot, s int, base uint64, terms []*denseTerm, avg float64,
 	top []denseHit) ([]denseHit, error) {
 	a := q.bufs.get(int(ss.Segment().Count()))
 	lo, hi := len(a.score), 0
 	defer func() { q.bufs.put(a, lo, max(lo, hi)) }()
 	var p segment.Posting
 	for _, t := range terms {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		it := t.lists[s].Iterator(true, true, false, nil)
 		for {
 			var err error
@@ -223,7 +236,7 @@ func (q *denseQuery) scoreSegment(ss *scorch.SegmentSnapshot, s int, base uint64
 	return top, nil
 }
 
-// userDocs is the segment's documents of the user.
+// userDocs is the segment's live documents of the user.
 func (q *denseQuery) userDocs(ss *scorch.SegmentSnapshot) (*roaring.Bitmap, error) {
 	dict, err := ss.Segment().Dictionary(fieldUserID)
 	if err != nil {
@@ -235,7 +248,10 @@ func (q *denseQuery) userDocs(ss *scorch.SegmentSnapshot) (*roaring.Bitmap, erro
 	}
 	bm := roaring.New()
 	if or, ok := pl.(interface{ OrInto(*roaring.Bitmap) }); ok {
-		or.OrInto(bm)
+		or.OrInto(bm) // zap's OrInto ignores the list's deleted documents
+		if del := ss.Deleted(); del != nil {
+			bm.AndNot(del)
+		}
 		return bm, nil
 	}
 	it := pl.Iterator(false, false, false, nil)

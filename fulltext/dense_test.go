@@ -1,124 +1,155 @@
 package fulltext
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/blevesearch/bleve/v2/search"
 )
 
-// denseCorpus fills ix with texts of a small vocabulary, so that every query term is common, in several batches
-// (so several segments), for three users, with deletes and replacements between the batches.
-func denseCorpus(t *testing.T, ix *Index) {
+var denseVocab = strings.Fields("coffee morning walk dinner berlin flight hotel river project meeting cat garden " +
+	"novel train lesson paris")
+
+// denseCorpus fills ix with texts of a small vocabulary, so that the first words are common, in several batches
+// (so several segments), for users, with deletes and replacements of the first user's documents between batches.
+// The last user, if there are three, gets one document in twenty.
+func denseCorpus(t *testing.T, ix *Index, users ...string) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(7, 8))
-	vocab := strings.Fields("coffee morning walk dinner berlin flight hotel river project meeting cat garden " +
-		"novel train lesson paris")
 	text := func() string {
 		w := make([]string, 4+r.IntN(20))
 		for i := range w {
-			w[i] = vocab[int(math.Abs(r.NormFloat64()*4))%len(vocab)]
+			w[i] = denseVocab[int(math.Abs(r.NormFloat64()*4))%len(denseVocab)]
 		}
 		return strings.Join(w, " ")
 	}
-	users := []string{"big", "other", "small"}
+	user := func() string {
+		u := users[r.IntN(len(users))]
+		if len(users) == 3 && u == users[2] && r.IntN(20) > 0 {
+			u = users[0]
+		}
+		return u
+	}
 	for batch := 0; batch < 6; batch++ {
 		var put []Doc
 		var del []string
 		for i := 0; i < 1500; i++ {
-			u := users[min(r.IntN(10)/4, 2)]
-			if u == "small" && r.IntN(20) > 0 {
-				u = "big"
-			}
+			u := user()
 			put = append(put, Doc{ID: docID(u, batch*1500+i), UserID: u, Type: "episodic", Text: text()})
 		}
-		if batch > 0 {
-			for i := 0; i < 200; i++ {
-				n := r.IntN(batch * 1500)
-				if r.IntN(2) == 0 {
-					del = append(del, docID("big", n))
-				} else {
-					put = append(put, Doc{ID: docID("big", n), UserID: "big", Type: "episodic", Text: text()})
-				}
+		for i := 0; batch > 0 && i < 200; i++ {
+			n := r.IntN(batch * 1500)
+			if r.IntN(2) == 0 {
+				del = append(del, docID(users[0], n))
+			} else {
+				put = append(put, Doc{ID: docID(users[0], n), UserID: users[0], Type: "episodic", Text: text()})
 			}
 		}
 		mustApply(t, ix, put, del...)
 	}
 }
 
-// Dense scoring returns the hits, scores and order of bleve's query, over several segments with deletes.
+// Dense scoring returns exactly the hits, scores and order of bleve's evaluation of the same query: over several
+// segments with deletes, for a user among others and for a user alone in its index, on disk and in memory.
 func TestDenseMatchesBleve(t *testing.T) {
-	ix := openTest(t, t.TempDir(), Options{SettleAfter: -1, MaxSegmentsPerTier: 50, DenseMinPostings: 100})
-	denseCorpus(t, ix)
-	ix.WaitPersisted()
-	if files, mem := ix.Segments(); files+mem < 2 {
-		t.Fatalf("only %d segments", files+mem)
-	}
-	// The first four have only common terms; the rest mix in rare ones, which bleve's query narrows to.
+	// The first four have only common terms; the next two mix in rare ones, which bleve's query narrows to;
+	// the last has more terms than bleve's disjunction takes before it becomes a heap.
 	queries := []string{"coffee", "coffee morning", "morning walk dinner", "coffee coffee walk",
-		"berlin flight hotel river", "paris lesson", "cat garden novel train lesson paris coffee"}
-	for _, user := range []string{"big", "other", "small"} {
-		for n, text := range queries {
-			for _, k := range []int{1, 6, 24, 200} {
-				q := Query{UserID: user, Text: text, K: k}
-				ix.opts.DenseMinPostings = -1
-				want := mustSearch(t, ix, q)
-				ix.opts.DenseMinPostings = 100
-				before := ix.dense.used.Load()
-				got := mustSearch(t, ix, q)
-				if n < 4 && user != "small" && ix.dense.used.Load() == before {
-					t.Errorf("%s %q k=%d: not scored densely", user, text, k)
-				}
-				if err := sameRanking(got, want); err != nil {
-					t.Errorf("%s %q k=%d: %v", user, text, k, err)
-				}
-				for _, h := range got {
-					if !strings.HasPrefix(h.ID, user+"-") {
-						t.Fatalf("%s %q: hit %s of another user", user, text, h.ID)
+		"paris lesson", "cat garden novel train lesson paris coffee", strings.Join(denseVocab[:12], " ")}
+	for _, c := range []struct {
+		name  string
+		opts  Options
+		users []string
+	}{
+		{"disk", Options{}, []string{"big", "other", "small"}},
+		{"memory", Options{InMemory: true}, []string{"big", "other", "small"}},
+		{"alone", Options{}, []string{"big"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.opts.SettleAfter, c.opts.MaxSegmentsPerTier, c.opts.DenseMinPostings = -1, 50, 100
+			ix := openTest(t, t.TempDir(), c.opts)
+			denseCorpus(t, ix, c.users...)
+			ix.WaitPersisted()
+			if files, mem := ix.Segments(); files+mem < 2 {
+				t.Fatalf("only %d segments", files+mem)
+			}
+			for _, user := range c.users {
+				for n, text := range queries {
+					for _, k := range []int{1, 6, 24, 200} {
+						q := Query{UserID: user, Text: text, K: k}
+						ix.opts.DenseMinPostings = -1
+						want := mustSearch(t, ix, q)
+						ix.opts.DenseMinPostings = 100
+						before := ix.dense.used.Load()
+						got := mustSearch(t, ix, q)
+						if dense := ix.dense.used.Load() > before; dense != (n < 4 && user != "small") {
+							t.Errorf("%s %q k=%d: scored densely %v", user, text, k, dense)
+						}
+						if fmt.Sprint(got) != fmt.Sprint(want) {
+							t.Errorf("%s %q k=%d:\n dense %v\n bleve %v", user, text, k, got, want)
+						}
 					}
 				}
 			}
-		}
+		})
 	}
 }
 
-// sameRanking: the same hits in the same order with the same scores, but for hits whose scores differ in the
-// last bits of a float64 (bleve sums a document's term scores in an order that sorts terms of equal document
-// frequency either way), which may swap places or trade the last place.
-func sameRanking(got, want []Hit) error {
-	if len(got) != len(want) {
-		return fmt.Errorf("%d hits, bleve %d", len(got), len(want))
+// A document enters the k best only if the user's own posting list holds it: terms scoped to one user but
+// searched for another (as two users' colliding scopes would be) find nothing.
+func TestDenseKeepsOnlyTheUsersDocuments(t *testing.T) {
+	ix := openTest(t, t.TempDir(), Options{SettleAfter: -1})
+	denseCorpus(t, ix, "big", "other", "small")
+	r, err := ix.scorch().Reader()
+	if err != nil {
+		t.Fatal(err)
 	}
-	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Abs(b) }
-	for i := range got {
-		if !near(got[i].Score, want[i].Score) {
-			return fmt.Errorf("hit %d: %s %v, bleve %s %v", i, got[i].ID, got[i].Score, want[i].ID, want[i].Score)
+	defer r.Close()
+	stats, n, total, err := userStats(context.Background(), r, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var terms []string
+	for _, tok := range ix.analyzer.Analyze([]byte("coffee morning")) {
+		terms = append(terms, string(userScope("big"))+string(tok.Term))
+	}
+	for _, user := range []string{"big", "other"} {
+		q := denseQuery{user: user, terms: terms, stats: stats, k: 24, bufs: &denseBuffers{}}
+		s, err := q.searcher(context.Background(), r, 1, n, total)
+		if err != nil || s == nil {
+			t.Fatalf("%s: searcher %v, %v", user, s, err)
 		}
-		if got[i].ID != want[i].ID {
-			tie := (i > 0 && near(got[i].Score, got[i-1].Score)) || (i+1 < len(got) && near(got[i].Score, got[i+1].Score))
-			if !tie || got[i].Score != want[i].Score && !near(got[i].Score, want[i].Score) {
-				return fmt.Errorf("hit %d: %s, bleve %s (score %v)", i, got[i].ID, want[i].ID, got[i].Score)
+		ctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize(), 0)}
+		var got []string
+		for dm, err := s.Next(ctx); dm != nil || err != nil; dm, err = s.Next(ctx) {
+			if err != nil {
+				t.Fatal(err)
 			}
+			got = append(got, dm.ID)
+		}
+		if want := map[string]int{"big": 24, "other": 0}[user]; len(got) != want {
+			t.Errorf("%s: %d hits %v, want %d", user, len(got), got, want)
 		}
 	}
-	return nil
 }
 
-// Only the plain OR of common terms is scored densely: with a filter, a Keep, or short posting lists the query
-// is bleve's.
+// Only the plain OR of common terms is scored densely: with a filter or a Keep the query is bleve's.
 func TestDenseOnlyWhenPlain(t *testing.T) {
 	ix := openTest(t, t.TempDir(), Options{SettleAfter: -1, DenseMinPostings: 100})
-	denseCorpus(t, ix)
+	denseCorpus(t, ix, "big", "other", "small")
 	for _, q := range []Query{
 		{UserID: "big", Text: "coffee morning", K: 6, Types: []string{"episodic"}},
 		{UserID: "big", Text: "coffee morning", K: 6, Keep: func(string) bool { return true }},
-		{UserID: "nobody", Text: "coffee morning", K: 6},
+		{UserID: "big", Text: "coffee morning", K: 6},
 	} {
 		before := ix.dense.used.Load()
 		mustSearch(t, ix, q)
-		if ix.dense.used.Load() != before {
-			t.Errorf("%+v: scored densely", q)
+		if dense := ix.dense.used.Load() > before; dense != (q.Types == nil && q.Keep == nil) {
+			t.Errorf("%+v: scored densely %v", q, dense)
 		}
 	}
 }

@@ -61,7 +61,7 @@ func (q *shapedText) Searcher(ctx context.Context, r index.IndexReader, m mappin
 	if len(rare) == 0 && len(q.filters) == 1 {
 		if q.k > 0 && options.Score != "none" && !options.Explain && !options.IncludeTermVectors {
 			d := denseQuery{user: q.user, terms: all, stats: stats, k: q.k, bufs: q.dense}
-			if s, err := d.searcher(ctx, r, q.opts.DenseMinPostings); err != nil || s != nil {
+			if s, err := d.searcher(ctx, r, q.opts.DenseMinPostings, n, total); err != nil || s != nil {
 				return s, err
 			}
 		}
