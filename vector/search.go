@@ -55,43 +55,35 @@ func (ix *Index) searchQuant(n *namespace, q []float32, k, c int, filter func(st
 	dim := ix.dim
 	qq := make([]int16, dim)
 	quantizeQuery(qq, q)
-	cands := ix.scanAll(len(n.ids), c, filter, func(t *topK, lo, hi int, f func(string) bool) {
-		scanQ8(t, qq, n.q8[lo*dim:hi*dim], n.qscale[lo:hi], n.ids[lo:hi], f)
+	var parts []*rowTopK
+	ix.split(len(n.ids), filter, func(w int) { parts = make([]*rowTopK, w) }, func(i, lo, hi int, f func(string) bool) {
+		parts[i] = newRowTopK(c, n.ids)
+		scanQ8(parts[i], qq, n.q8, n.qscale, lo, hi, f)
 	})
-	// Candidates are few (c, ~80): one map lookup and one exact dot each.
-	// Same kernel as the float32 scan, so scores are bit-identical to it.
+	cands := parts[0]
+	for _, p := range parts[1:] {
+		for _, h := range p.hits {
+			cands.offer(h)
+		}
+	}
+	// Candidates are few (c, ~80): one exact dot each, from their rows. Same
+	// kernel as the float32 scan, so scores are bit-identical to it.
 	t := newTopK(k)
-	for _, h := range cands {
-		s := n.slot[h.ID]
-		t.offer(Hit{ID: h.ID, Score: dot(q, n.slab[s*dim:(s+1)*dim])})
+	for _, h := range cands.hits {
+		r := int(h.row)
+		t.offer(Hit{ID: n.ids[r], Score: dot(q, n.slab[r*dim:(r+1)*dim])})
 	}
 	return t.sorted()
 }
 
-// scanAll runs part over all rows into a top-k heap: on this goroutine, or
-// split into contiguous parts on Options.workers goroutines, one heap each,
-// merged at the end. With a parallel scan the filter is wrapped in a mutex
-// so callers never need a concurrency-safe filter.
+// scanAll runs part over all rows into a top-k heap, one heap per part of
+// split, merged at the end.
 func (ix *Index) scanAll(rows, k int, filter func(string) bool, part func(t *topK, lo, hi int, filter func(string) bool)) []Hit {
-	w := ix.opts.workers(rows)
-	if w == 1 {
-		t := newTopK(k)
-		part(t, 0, rows, filter)
-		return t.sorted()
-	}
-	if filter != nil {
-		var mu sync.Mutex
-		f := filter
-		filter = func(id string) bool { mu.Lock(); defer mu.Unlock(); return f(id) }
-	}
-	parts := make([]*topK, w)
-	var wg sync.WaitGroup
-	for i := range parts {
-		lo, hi := rows*i/w, rows*(i+1)/w
+	var parts []*topK
+	ix.split(rows, filter, func(w int) { parts = make([]*topK, w) }, func(i, lo, hi int, f func(string) bool) {
 		parts[i] = newTopK(k)
-		wg.Go(func() { part(parts[i], lo, hi, filter) })
-	}
-	wg.Wait()
+		part(parts[i], lo, hi, f)
+	})
 	t := parts[0]
 	for _, p := range parts[1:] {
 		for _, h := range p.hits {
@@ -99,6 +91,29 @@ func (ix *Index) scanAll(rows, k int, filter func(string) bool, part func(t *top
 		}
 	}
 	return t.sorted()
+}
+
+// split runs part over contiguous parts of rows: on this goroutine, or on
+// Options.workers goroutines, after telling start how many parts there are.
+// With several goroutines the filter is wrapped in a mutex so callers never
+// need a concurrency-safe filter.
+func (ix *Index) split(rows int, filter func(string) bool, start func(parts int), part func(i, lo, hi int, filter func(string) bool)) {
+	w := ix.opts.workers(rows)
+	start(w)
+	if w == 1 {
+		part(0, 0, rows, filter)
+		return
+	}
+	if filter != nil {
+		var mu sync.Mutex
+		f := filter
+		filter = func(id string) bool { mu.Lock(); defer mu.Unlock(); return f(id) }
+	}
+	var wg sync.WaitGroup
+	for i := range w {
+		wg.Go(func() { part(i, rows*i/w, rows*(i+1)/w, filter) })
+	}
+	wg.Wait()
 }
 
 // scan offers every row of slab (ids[i] owns row i) to t. Most rows score
@@ -113,20 +128,21 @@ func scan(t *topK, q, slab []float32, ids []string, filter func(string) bool) {
 	}
 }
 
-// scanQ8 is scan over the int8 slab: the approximate score of row i is its
-// int32 dot product with the quantized query times the row's scale.
-func scanQ8(t *topK, q []int16, q8 []int8, scales []float32, ids []string, filter func(string) bool) {
+// scanQ8 is scan over rows lo to hi of the int8 slab: the approximate score
+// of row i is its int32 dot product with the quantized query times the row's
+// scale.
+func scanQ8(t *rowTopK, q []int16, q8 []int8, scales []float32, lo, hi int, filter func(string) bool) {
 	dim := len(q)
 	var dots [blockRows]int32
 	var scores [blockRows]float32
-	for base := 0; base < len(ids); base += blockRows {
-		m := min(blockRows, len(ids)-base)
+	for base := lo; base < hi; base += blockRows {
+		m := min(blockRows, hi-base)
 		dotBatchI8(q, q8[base*dim:(base+m)*dim], dots[:m])
 		sc := scales[base : base+m]
 		for i, d := range dots[:m] {
 			scores[i] = float32(d) * sc[i]
 		}
-		offerBlock(t, scores[:m], ids[base:base+m], filter)
+		offerRows(t, scores[:m], base, filter)
 	}
 }
 
