@@ -48,6 +48,8 @@ type Options struct {
 	SettleAfter time.Duration
 	// SettleAbove is the segment count an idle index is settled above, and settled down to (default 4).
 	SettleAbove int
+	// Settlers, when set, bounds how many indexes sharing it settle at once (NewSettlers); nil: no bound.
+	Settlers *Settlers
 
 	// Query shaping (see DESIGN.md, "Query shaping"). The query text is analysed once, repeated terms
 	// are dropped, and each term's document frequency (df) among the user's documents is looked up.

@@ -18,6 +18,40 @@ import (
 // settleRounds bounds the merge plans one Settle runs: each merges up to ten segments into one.
 const settleRounds = 4
 
+// Settlers bounds how many indexes settle at once. A node shares one among its shards' indexes: after a burst
+// of writes every shard goes idle together, and each settle is a merge of the whole index.
+type Settlers struct {
+	sem    chan struct{}
+	active atomic.Int32
+	peak   atomic.Int32 // the most settles seen at once (tests)
+}
+
+// NewSettlers lets n indexes settle at once (at least 1).
+func NewSettlers(n int) *Settlers { return &Settlers{sem: make(chan struct{}, max(n, 1))} }
+
+// acquire waits for a turn; nil Settlers bound nothing.
+func (g *Settlers) acquire(ctx context.Context) error {
+	if g == nil {
+		return nil
+	}
+	select {
+	case g.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	n := g.active.Add(1)
+	for p := g.peak.Load(); n > p && !g.peak.CompareAndSwap(p, n); p = g.peak.Load() {
+	}
+	return nil
+}
+
+func (g *Settlers) release() {
+	if g != nil {
+		g.active.Add(-1)
+		<-g.sem
+	}
+}
+
 // settler runs Settle once an index has been idle for its options' SettleAfter.
 type settler struct {
 	applies atomic.Uint64 // batches applied so far
@@ -97,15 +131,22 @@ func (ix *Index) settleLoop(ctx context.Context) {
 
 // Settle merges the index's segments down to at most SettleAbove (a few merge plans, each merging up to ten
 // segments into one), or returns when ctx ends or a batch comes between two rounds (the writes' own merges
-// take over). Searches and batches go on meanwhile: scorch merges in the background of its current snapshot.
+// take over). It waits for a turn of Options.Settlers first. Searches and batches go on meanwhile: scorch merges in the background of its current snapshot.
 func (ix *Index) Settle(ctx context.Context) error {
 	sc := ix.scorch()
 	if sc == nil {
 		return nil
 	}
+	if files, _ := ix.Segments(); files <= uint64(ix.opts.SettleAbove) {
+		return nil
+	}
+	applies := ix.settle.count()
+	if err := ix.opts.Settlers.acquire(ctx); err != nil {
+		return err
+	}
+	defer ix.opts.Settlers.release()
 	opts := mergeplan.SingleSegmentMergePlanOptions
 	opts.MaxSegmentSize = storeMaxSegmentSize
-	applies := ix.settle.count()
 	for range settleRounds {
 		if files, _ := ix.Segments(); files <= uint64(ix.opts.SettleAbove) || ctx.Err() != nil ||
 			ix.settle.count() != applies {

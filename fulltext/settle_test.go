@@ -1,6 +1,7 @@
 package fulltext
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -72,5 +73,42 @@ func TestCloseDuringSettle(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatalf("Close did not return within 20 s (settle after %s)", after)
 		}
+	}
+}
+
+// Indexes sharing Settlers settle one at a time, and each is settled in its turn.
+func TestSettlersBoundSettles(t *testing.T) {
+	g := NewSettlers(1)
+	ixs := make([]*Index, 3)
+	for i := range ixs {
+		ixs[i] = openTest(t, t.TempDir(), Options{SettleAfter: -1, SettleAbove: 1, Settlers: g})
+		c := newCorpus(uint64(i))
+		for b := range 12 {
+			batch := make([]Doc, 16)
+			for j := range batch {
+				batch[j] = c.doc("u", b*16+j)
+			}
+			mustApply(t, ixs[i], batch)
+		}
+		if files, _ := ixs[i].Segments(); files < 2 {
+			t.Fatalf("index %d: %d segments; the test needs several", i, files)
+		}
+	}
+	errs := make(chan error, len(ixs))
+	for _, ix := range ixs {
+		go func() { errs <- ix.Settle(context.Background()) }()
+	}
+	for range ixs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, ix := range ixs {
+		if files, _ := ix.Segments(); files > 1 {
+			t.Errorf("index %d: %d segments after its settle", i, files)
+		}
+	}
+	if p := g.peak.Load(); p != 1 {
+		t.Errorf("%d settles at once, want 1", p)
 	}
 }

@@ -18,14 +18,18 @@ import (
 // shard-N.vectors. An outdated or damaged full-text index is derived
 // state: it is destroyed and rebuilt from the shard's records in db. One that a crash left behind its records
 // is re-fed from the raft log entries it missed when the log still vouches for them (tail.go), else in full.
+//
+// The node's indexes settle one at a time (fulltext.Settlers): after a burst of writes every shard goes idle
+// at once, and each settle merges a whole index.
 func Factory(dataDir string, db *storage.DB, emb embed.Embedder, log *slog.Logger) cluster.IndexFactory {
+	opts := fulltext.Options{NoSync: true, Settlers: fulltext.NewSettlers(1)}
 	return func(shard uint32) (cluster.ShardIndex, error) {
 		dir := filepath.Join(dataDir, "index", fmt.Sprintf("shard-%d", shard))
-		ft, err := fulltext.Open(dir, fulltext.Options{NoSync: true})
+		ft, err := fulltext.Open(dir, opts)
 		if errors.Is(err, fulltext.ErrOutdated) || errors.Is(err, fulltext.ErrDamaged) {
 			log.Warn("full-text index unusable: rebuilding", "shard", shard, "err", err)
 			if err = fulltext.Destroy(dir); err == nil {
-				ft, err = fulltext.Open(dir, fulltext.Options{NoSync: true})
+				ft, err = fulltext.Open(dir, opts)
 			}
 		}
 		if err != nil {
