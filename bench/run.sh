@@ -42,7 +42,7 @@ if [ -z "${SKIP_GOBENCH:-}" ]; then
   say "go benchmarks (benchtime $GOBENCHTIME)"
   $GO test -run '^$' -bench . -benchmem -benchtime "$GOBENCHTIME" ./vector/ ./fulltext/ ./raftstore/ >"$OUT/gobench.txt"
   say "tenant independence (${TENANT_OTHERS:-200000/2000} other memories/users)"
-  $GO test -run '^$' -bench TenantIndependence -benchtime 300x -count "$REPS" ./retrieval/ \
+  $GO test -run '^$' -bench TenantIndependence -benchtime 3000x -count "$REPS" ./retrieval/ \
     -args -tenant-others="${TENANT_OTHERS:-200000/2000}" >"$OUT/tenant.txt"
 fi
 
