@@ -99,7 +99,7 @@ const storeMaxSegmentSize = 5_000_000
 // memory before writing one file; without it every raft batch became a file and the merger used most of a
 // core re-merging them (measured: 63% of CPU under a 64-client write load).
 func storeConfig(opts Options) map[string]interface{} {
-	return map[string]interface{}{
+	cfg := map[string]interface{}{
 		"unsafe_batch": opts.NoSync,
 		"scorchPersisterOptions": map[string]interface{}{
 			"PersisterNapTimeMSec":      int(opts.PersisterNap / time.Millisecond),
@@ -115,6 +115,10 @@ func storeConfig(opts Options) map[string]interface{} {
 			"ReclaimDeletesWeight": 2.0,
 		},
 	}
+	if opts.eventCallback != "" {
+		cfg["eventCallbackName"] = opts.eventCallback
+	}
+	return cfg
 }
 
 func create(b bleve.Index, m mapping.IndexMapping, opts Options) (*Index, error) {

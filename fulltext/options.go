@@ -50,6 +50,11 @@ type Options struct {
 	SettleAbove int
 	// Settlers, when set, bounds how many indexes sharing it settle at once (NewSettlers); nil: no bound.
 	Settlers *Settlers
+	// settleHold bounds how long one Settle holds its turn of Settlers (default settleHoldDefault; tests
+	// shorten it). scorch retries a failing merge forever, and one such index must not stop its node's others.
+	settleHold time.Duration
+	// eventCallback names a scorch event callback (scorch.RegistryEventCallbacks); tests use it to stall merges.
+	eventCallback string
 
 	// Query shaping (see DESIGN.md, "Query shaping"). The query text is analysed once, repeated terms
 	// are dropped, and each term's document frequency (df) among the user's documents is looked up.
@@ -94,6 +99,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SettleAbove == 0 {
 		o.SettleAbove = 4
+	}
+	if o.settleHold == 0 {
+		o.settleHold = settleHoldDefault
 	}
 	if o.MaxQueryTerms == 0 {
 		o.MaxQueryTerms = 16

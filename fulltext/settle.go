@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 )
 
@@ -17,6 +18,10 @@ import (
 
 // settleRounds bounds the merge plans one Settle runs: each merges up to ten segments into one.
 const settleRounds = 4
+
+// settleHoldDefault is Options.settleHold: far longer than a whole-index merge takes (seconds at 200,000
+// memories), short enough that a merge scorch keeps retrying (a full disk) does not hold a node's turn for good.
+const settleHoldDefault = 10 * time.Minute
 
 // Settlers bounds how many indexes settle at once. A node shares one among its shards' indexes: after a burst
 // of writes every shard goes idle together, and each settle is a merge of the whole index.
@@ -145,6 +150,8 @@ func (ix *Index) Settle(ctx context.Context) error {
 		return err
 	}
 	defer ix.opts.Settlers.release()
+	ctx, cancel := context.WithTimeout(ctx, ix.opts.settleHold)
+	defer cancel()
 	opts := mergeplan.SingleSegmentMergePlanOptions
 	opts.MaxSegmentSize = storeMaxSegmentSize
 	for range settleRounds {
@@ -152,9 +159,9 @@ func (ix *Index) Settle(ctx context.Context) error {
 			ix.settle.count() != applies {
 			return ctx.Err()
 		}
-		// ForceMerge returns once scorch's merger has run the plan, the merge was cancelled (ctx), or the index
-		// closed.
-		if err := sc.ForceMerge(ctx, &opts); err != nil {
+		// forceMerge returns once scorch's merger has run the plan, the index closed, or ctx ended (Close, or
+		// the settle's hold of its turn ran out).
+		if err := forceMerge(ctx, sc, &opts); err != nil {
 			return wrap("settle", err)
 		}
 		// The merged segment is introduced, then persisted: wait for the persisted root, so that the next
@@ -162,4 +169,18 @@ func (ix *Index) Settle(ctx context.Context) error {
 		ix.waitPersisted(ctx)
 	}
 	return ctx.Err()
+}
+
+// forceMerge is scorch's ForceMerge, returning when ctx ends too: scorch's waits only for the merge or the
+// index's close, and its merger retries a failing merge forever. Left behind, the call ends with the merger's
+// next attempt (which sees ctx cancelled) or the index's close.
+func forceMerge(ctx context.Context, sc *scorch.Scorch, opts *mergeplan.MergePlanOptions) error {
+	done := make(chan error, 1)
+	go func() { done <- sc.ForceMerge(ctx, opts) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

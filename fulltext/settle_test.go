@@ -2,9 +2,13 @@ package fulltext
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/blevesearch/bleve/v2/index/scorch"
 )
 
 // An index left idle after a spell of writes is merged down to SettleAbove segments, and finds the same
@@ -110,5 +114,54 @@ func TestSettlersBoundSettles(t *testing.T) {
 	}
 	if p := g.peak.Load(); p != 1 {
 		t.Errorf("%d settles at once, want 1", p)
+	}
+}
+
+// stallMerges, while set, makes scorch's merger of an index opened with eventCallback "stall-merges" refuse to
+// merge, as a merge that keeps failing (a full disk) leaves it retrying.
+var stallMerges atomic.Bool
+
+func init() {
+	scorch.RegistryEventCallbacks["stall-merges"] = func(e scorch.Event) bool {
+		if e.Kind == scorch.EventKindPreMergeCheck && stallMerges.Load() {
+			time.Sleep(5 * time.Millisecond)
+			return false
+		}
+		return true
+	}
+}
+
+// An index whose merge never finishes holds its node's turn only for settleHold: the others settle after it.
+func TestStalledSettleGivesUpItsTurn(t *testing.T) {
+	g := NewSettlers(1)
+	open := func(callback string) *Index {
+		ix := openTest(t, t.TempDir(), Options{SettleAfter: -1, SettleAbove: 1, Settlers: g,
+			settleHold: 300 * time.Millisecond, eventCallback: callback})
+		c := newCorpus(5)
+		for b := range 12 {
+			batch := make([]Doc, 16)
+			for j := range batch {
+				batch[j] = c.doc("u", b*16+j)
+			}
+			mustApply(t, ix, batch)
+		}
+		return ix
+	}
+	stalled, other := open("stall-merges"), open("")
+	stallMerges.Store(true)
+	t.Cleanup(func() { stallMerges.Store(false) }) // before the indexes close (cleanups run last first)
+	errs := make(chan error, 1)
+	go func() { errs <- stalled.Settle(context.Background()) }()
+	for g.active.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := other.Settle(context.Background()); err != nil {
+		t.Fatalf("settle after a stalled one: %v", err)
+	}
+	if files, _ := other.Segments(); files > 1 {
+		t.Errorf("%d segments after settling", files)
+	}
+	if err := <-errs; !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("stalled settle: %v, want its hold to run out", err)
 	}
 }
