@@ -1,6 +1,7 @@
 package vector
 
-// rowHit is a candidate of the quantized scan: a row of the namespace and its approximate score.
+// rowHit is a candidate of the quantized scan: a row of the namespace and its approximate score. An int32 row
+// bounds a namespace to 2³¹ rows, 512 GiB of float32 at the 64 dimensions quantization starts at.
 type rowHit struct {
 	score float32
 	row   int32
