@@ -32,6 +32,7 @@ type Index struct {
 	analyzer analysis.Analyzer // Options.Analyzer: the words of texts and queries, before scoping
 	settle   *settler          // nil when the index does not settle (in memory, or SettleAfter off)
 	dense    denseBuffers      // score arrays of dense queries (dense.go)
+	closed   atomic.Bool       // Close has begun: a second one returns ErrClosed (scorch's own would panic)
 }
 
 // Open opens the index in dir, creating it if dir is missing or empty. It returns ErrOutdated if
@@ -190,6 +191,9 @@ func (ix *Index) DocCount() (uint64, error) {
 // persister (at most closePersistWait): scorch's own Close stops the persister without writing what it had not
 // written yet, so every restart re-fed the last nap's worth of batches, or a new index lost its mapping.
 func (ix *Index) Close() error {
+	if !ix.closed.CompareAndSwap(false, true) {
+		return fmt.Errorf("fulltext: close: %w", ErrClosed)
+	}
 	// A settle under way ends: its merge is cancelled, and its wait for scorch ends with the index's close
 	// (scorch answers a forced merge only between its own merges, so waiting for the settler first could wait
 	// for a normal merge, or forever behind one that keeps failing).

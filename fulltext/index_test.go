@@ -130,6 +130,23 @@ func TestClosed(t *testing.T) {
 	}
 }
 
+// A second Close, in memory or on disk, returns ErrClosed and does not panic (scorch's own Close does).
+func TestCloseTwice(t *testing.T) {
+	for _, opts := range []Options{{InMemory: true}, {}} {
+		ix, err := Open(t.TempDir(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustApply(t, ix, []Doc{{ID: "a", UserID: "u", Text: "violin"}})
+		if err := ix.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.Close(); !errors.Is(err, ErrClosed) {
+			t.Errorf("second Close (in memory %v): %v; want ErrClosed", opts.InMemory, err)
+		}
+	}
+}
+
 func TestDeleteAndReplace(t *testing.T) {
 	modes(t, func(t *testing.T, ix *Index) {
 		mustApply(t, ix, []Doc{
