@@ -17,13 +17,7 @@ import (
 func TestIdleIndexSettles(t *testing.T) {
 	ix := openTest(t, t.TempDir(), Options{SettleAfter: 200 * time.Millisecond, SettleAbove: 1})
 	c := newCorpus(7)
-	for i := range 24 {
-		batch := make([]Doc, 16)
-		for j := range batch {
-			batch[j] = c.doc(fmt.Sprintf("u%d", j%3), i*16+j)
-		}
-		mustApply(t, ix, batch)
-	}
+	applyBatches(t, ix, c, 24, 16, func(j int) string { return fmt.Sprintf("u%d", j%3) })
 	if files, _ := ix.Segments(); files < 2 {
 		t.Fatalf("%d segments after 24 synced batches: the test needs several", files)
 	}
@@ -59,13 +53,7 @@ func TestCloseDuringSettle(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := newCorpus(3)
-		for i := range 12 {
-			batch := make([]Doc, 32)
-			for j := range batch {
-				batch[j] = c.doc("u", i*32+j)
-			}
-			mustApply(t, ix, batch)
-		}
+		applyBatches(t, ix, c, 12, 32, func(int) string { return "u" })
 		time.Sleep(after)
 		done := make(chan error, 1)
 		go func() { done <- ix.Close() }()
@@ -87,13 +75,7 @@ func TestSettlersBoundSettles(t *testing.T) {
 	for i := range ixs {
 		ixs[i] = openTest(t, t.TempDir(), Options{SettleAfter: -1, SettleAbove: 1, Settlers: g})
 		c := newCorpus(uint64(i))
-		for b := range 12 {
-			batch := make([]Doc, 16)
-			for j := range batch {
-				batch[j] = c.doc("u", b*16+j)
-			}
-			mustApply(t, ixs[i], batch)
-		}
+		applyBatches(t, ixs[i], c, 12, 16, func(int) string { return "u" })
 		if files, _ := ixs[i].Segments(); files < 2 {
 			t.Fatalf("index %d: %d segments; the test needs several", i, files)
 		}
@@ -138,13 +120,7 @@ func TestStalledSettleGivesUpItsTurn(t *testing.T) {
 		ix := openTest(t, t.TempDir(), Options{SettleAfter: -1, SettleAbove: 1, Settlers: g,
 			settleHold: 300 * time.Millisecond, eventCallback: callback})
 		c := newCorpus(5)
-		for b := range 12 {
-			batch := make([]Doc, 16)
-			for j := range batch {
-				batch[j] = c.doc("u", b*16+j)
-			}
-			mustApply(t, ix, batch)
-		}
+		applyBatches(t, ix, c, 12, 16, func(int) string { return "u" })
 		return ix
 	}
 	stalled, other := open("stall-merges"), open("")
@@ -163,5 +139,18 @@ func TestStalledSettleGivesUpItsTurn(t *testing.T) {
 	}
 	if err := <-errs; !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("stalled settle: %v, want its hold to run out", err)
+	}
+}
+
+// applyBatches applies n batches of size documents from c, each its own segment; user names the j-th
+// document's user within its batch.
+func applyBatches(t *testing.T, ix *Index, c *corpus, n, size int, user func(j int) string) {
+	t.Helper()
+	for i := range n {
+		batch := make([]Doc, size)
+		for j := range batch {
+			batch[j] = c.doc(user(j), i*size+j)
+		}
+		mustApply(t, ix, batch)
 	}
 }

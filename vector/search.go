@@ -55,11 +55,8 @@ func (ix *Index) searchQuant(n *namespace, q []float32, k, c int, filter func(st
 	dim := ix.dim
 	qq := make([]int16, dim)
 	quantizeQuery(qq, q)
-	var parts []*rowTopK
-	ix.split(len(n.ids), filter, func(w int) { parts = make([]*rowTopK, w) }, func(i, lo, hi int, f func(string) bool) {
-		parts[i] = newRowTopK(c, n.ids)
-		scanQ8(parts[i], qq, n.q8, n.qscale, lo, hi, f)
-	})
+	parts := scanParts(ix, len(n.ids), filter, func() *rowTopK { return newRowTopK(c, n.ids) },
+		func(t *rowTopK, lo, hi int, f func(string) bool) { scanQ8(t, qq, n.q8, n.qscale, lo, hi, f) })
 	cands := parts[0]
 	for _, p := range parts[1:] {
 		for _, h := range p.hits {
@@ -77,13 +74,9 @@ func (ix *Index) searchQuant(n *namespace, q []float32, k, c int, filter func(st
 }
 
 // scanAll runs part over all rows into a top-k heap, one heap per part of
-// split, merged at the end.
+// scanParts, merged at the end.
 func (ix *Index) scanAll(rows, k int, filter func(string) bool, part func(t *topK, lo, hi int, filter func(string) bool)) []Hit {
-	var parts []*topK
-	ix.split(rows, filter, func(w int) { parts = make([]*topK, w) }, func(i, lo, hi int, f func(string) bool) {
-		parts[i] = newTopK(k)
-		part(parts[i], lo, hi, f)
-	})
+	parts := scanParts(ix, rows, filter, func() *topK { return newTopK(k) }, part)
 	t := parts[0]
 	for _, p := range parts[1:] {
 		for _, h := range p.hits {
@@ -93,16 +86,20 @@ func (ix *Index) scanAll(rows, k int, filter func(string) bool, part func(t *top
 	return t.sorted()
 }
 
-// split runs part over contiguous parts of rows: on this goroutine, or on
-// Options.workers goroutines, after telling start how many parts there are.
-// With several goroutines the filter is wrapped in a mutex so callers never
-// need a concurrency-safe filter.
-func (ix *Index) split(rows int, filter func(string) bool, start func(parts int), part func(i, lo, hi int, filter func(string) bool)) {
+// scanParts runs part over contiguous parts of rows, each into its own heap
+// from newPart, on this goroutine or on Options.workers goroutines, and
+// returns the heaps. With several goroutines the filter is wrapped in a mutex
+// so callers never need a concurrency-safe filter.
+func scanParts[T any](ix *Index, rows int, filter func(string) bool, newPart func() T,
+	part func(t T, lo, hi int, filter func(string) bool)) []T {
 	w := ix.opts.workers(rows)
-	start(w)
+	parts := make([]T, w)
+	for i := range parts {
+		parts[i] = newPart()
+	}
 	if w == 1 {
-		part(0, 0, rows, filter)
-		return
+		part(parts[0], 0, rows, filter)
+		return parts
 	}
 	if filter != nil {
 		var mu sync.Mutex
@@ -111,9 +108,10 @@ func (ix *Index) split(rows int, filter func(string) bool, start func(parts int)
 	}
 	var wg sync.WaitGroup
 	for i := range w {
-		wg.Go(func() { part(i, rows*i/w, rows*(i+1)/w, filter) })
+		wg.Go(func() { part(parts[i], rows*i/w, rows*(i+1)/w, filter) })
 	}
 	wg.Wait()
+	return parts
 }
 
 // scan offers every row of slab (ids[i] owns row i) to t. Most rows score
