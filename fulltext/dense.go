@@ -213,7 +213,7 @@ func (q *denseQuery) scoreSegment(ctx context.Context, ss *scorch.SegmentSnapsho
 	if lo >= hi {
 		return top, nil
 	}
-	mine, err := q.userDocs(ss)
+	mine, err := userDocs(ss, q.user)
 	if err != nil {
 		return nil, err
 	}
@@ -236,13 +236,13 @@ func (q *denseQuery) scoreSegment(ctx context.Context, ss *scorch.SegmentSnapsho
 	return top, nil
 }
 
-// userDocs is the segment's live documents of the user.
-func (q *denseQuery) userDocs(ss *scorch.SegmentSnapshot) (*roaring.Bitmap, error) {
+// userDocs is the segment's live documents of user.
+func userDocs(ss *scorch.SegmentSnapshot, user string) (*roaring.Bitmap, error) {
 	dict, err := ss.Segment().Dictionary(fieldUserID)
 	if err != nil {
 		return nil, err
 	}
-	pl, err := dict.PostingsList([]byte(q.user), ss.Deleted(), nil)
+	pl, err := dict.PostingsList([]byte(user), ss.Deleted(), nil)
 	if err != nil {
 		return nil, err
 	}

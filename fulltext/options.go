@@ -55,6 +55,9 @@ type Options struct {
 	settleHold time.Duration
 	// eventCallback names a scorch event callback (scorch.RegistryEventCallbacks); tests use it to stall merges.
 	eventCallback string
+	// conjoinUser makes the plain query keep the user's documents by a conjunction with the user term instead
+	// of userFilter, as before the filter: benchmarks compare the two in one run.
+	conjoinUser bool
 
 	// Query shaping (see DESIGN.md, "Query shaping"). The query text is analysed once, repeated terms
 	// are dropped, and each term's document frequency (df) among the user's documents is looked up.

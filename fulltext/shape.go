@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -69,6 +70,15 @@ func (q *shapedText) Searcher(ctx context.Context, r index.IndexReader, m mappin
 			// The user term would keep every document: the conjunction's leapfrogging would cost a third of the
 			// search for nothing (a user alone in its shard, as in the peer benchmark). Scores are the same.
 			return userScored{disjunction(all), stats}.Searcher(ctx, r, m, options)
+		}
+		if is, ok := r.(*scorch.IndexSnapshot); ok && !q.opts.conjoinUser {
+			// The user filter as a look-up of each match instead of a conjunction (userfilter.go); scores are
+			// the same, since the user term is unscored in the conjunction.
+			s, err := userScored{disjunction(all), stats}.Searcher(ctx, r, m, options)
+			if err != nil {
+				return nil, err
+			}
+			return newFiltered(ctx, s, newUserFilter(q.user, is.Segments())), nil
 		}
 	}
 	cands := q.filters
