@@ -21,6 +21,7 @@ import (
 //
 //	no common or no rare term: Conjunction{ Disjunction(terms), unscored(Conjunction(filters)) }
 //	otherwise:                 Conjunction{ Disjunction(terms), unscored(Conjunction(Disjunction(rare terms), filters...)) }
+//	the first, with the user term the only filter: userFilter(Disjunction(terms)) (userfilter.go), or dense (dense.go)
 //
 // The first form scores exactly as bleve's OR match query. In the second, the rare terms only
 // narrow the candidates (one roaring-bitmap union, intersected with the filters): a candidate keeps
