@@ -288,7 +288,32 @@ func (s *ShardIndex) loadCheckpoint(applied, term uint64) (tail int, why string,
 }
 
 // readCheckpoint loads every user of the checkpoint, listing each in users as it starts on it.
-func (s *ShardIndex) readCheckpoint(r *ckptReader, h checkpointHeader, users *[]string) error {
+// Each user's vectors are handed to the vector index (which quantizes them) on another goroutine while the next
+// users' attributes are read, so an open uses two cores instead of one.
+func (s *ShardIndex) readCheckpoint(r *ckptReader, h checkpointHeader, users *[]string) (err error) {
+	s.mu.Lock()
+	if len(s.attrs) == 0 && h.dim > 0 {
+		// Every memory with a vector takes 4 × dim bytes of the file: room for them all, without rehashing.
+		s.attrs = make(map[string]*attrs, len(r.b)/(4*h.dim))
+	}
+	s.mu.Unlock()
+	loads := make(chan vectorLoad, 4)
+	loaded := make(chan error, 1)
+	go func() {
+		var first error
+		for l := range loads {
+			if first == nil {
+				first = s.vec.Load(l.user, l.ids, l.slab)
+			}
+		}
+		loaded <- first
+	}()
+	defer func() {
+		close(loads)
+		if lerr := <-loaded; err == nil {
+			err = lerr
+		}
+	}()
 	for range h.users {
 		user := r.str()
 		*users = append(*users, user)
@@ -319,14 +344,19 @@ func (s *ShardIndex) readCheckpoint(r *ckptReader, h checkpointHeader, users *[]
 		if r.err != nil {
 			return r.err
 		}
-		if err := s.vec.Load(user, ids, slab); err != nil {
-			return err
-		}
+		loads <- vectorLoad{user, ids, slab}
 	}
 	if len(r.b) != 0 {
 		return fmt.Errorf("%w: %d bytes after the last user", errCheckpointCorrupt, len(r.b))
 	}
 	return nil
+}
+
+// vectorLoad is one user's vectors read from a checkpoint, for vector.Index.Load.
+type vectorLoad struct {
+	user string
+	ids  []string
+	slab []float32
 }
 
 // applyTouched brings what a checkpoint loaded up to the records for what the tail after it touched: a forgotten

@@ -10,6 +10,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/memcluster/memcluster/internal/formats"
@@ -253,8 +254,11 @@ func (r *ckptReader) vector(dim int, v []float32) (string, []float32) {
 		r.fail("vector")
 		return "", v
 	}
-	for i := range dim {
-		v = append(v, math.Float32frombits(binary.LittleEndian.Uint32(r.b[4*i:])))
+	n := len(v)
+	v = slices.Grow(v, dim)[:n+dim]
+	dst, src := v[n:], r.b[:4*dim]
+	for i := range dst { // indexed, not appended: the bounds are checked once per vector, not per component
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i : 4*i+4]))
 	}
 	r.b = r.b[4*dim:]
 	return id, v
