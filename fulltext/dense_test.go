@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/blevesearch/bleve/v2/search"
+	index "github.com/blevesearch/bleve_index_api"
 )
 
 var denseVocab = strings.Fields("coffee morning walk dinner berlin flight hotel river project meeting cat garden " +
@@ -17,6 +18,20 @@ var denseVocab = strings.Fields("coffee morning walk dinner berlin flight hotel 
 // denseCorpus fills ix with texts of a small vocabulary, so that the first words are common, in several batches
 // (so several segments), for users, with deletes and replacements of the first user's documents between batches.
 // The last user, if there are three, gets one document in twenty.
+// denseSnapshot is an index of denseCorpus's documents of "big", "other" and "small" in several segments, and a
+// reader of it, closed when the test ends.
+func denseSnapshot(t *testing.T) (*Index, index.IndexReader) {
+	t.Helper()
+	ix := openTest(t, t.TempDir(), Options{SettleAfter: -1})
+	denseCorpus(t, ix, "big", "other", "small")
+	r, err := ix.scorch().Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return ix, r
+}
+
 func denseCorpus(t *testing.T, ix *Index, users ...string) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(7, 8))
@@ -102,13 +117,7 @@ func TestDenseMatchesBleve(t *testing.T) {
 // A document enters the k best only if the user's own posting list holds it: terms scoped to one user but
 // searched for another (as two users' colliding scopes would be) find nothing.
 func TestDenseKeepsOnlyTheUsersDocuments(t *testing.T) {
-	ix := openTest(t, t.TempDir(), Options{SettleAfter: -1})
-	denseCorpus(t, ix, "big", "other", "small")
-	r, err := ix.scorch().Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	ix, r := denseSnapshot(t)
 	stats, n, total, err := userStats(context.Background(), r, "big")
 	if err != nil {
 		t.Fatal(err)

@@ -13,13 +13,7 @@ import (
 // segments with deleted documents; terms scoped to one user but filtered for another (as two users' colliding
 // scopes would be) keep nothing.
 func TestUserFilterIsTheUserConjunction(t *testing.T) {
-	ix := openTest(t, t.TempDir(), Options{SettleAfter: -1})
-	denseCorpus(t, ix, "big", "other", "small")
-	r, err := ix.scorch().Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	ix, r := denseSnapshot(t)
 	ctx := context.Background()
 	m := ix.b.Mapping()
 	run := func(s search.Searcher, err error) map[string]float64 {
