@@ -126,12 +126,7 @@ func BenchmarkSearch(b *testing.B) {
 				float64(stats["num_bytes_used_disk"].(uint64))/(1<<20))
 			// noshape is the same index with query shaping off (no term cap, no common-terms
 			// split), to compare within one run on this noisy machine.
-			variant := func(set func(*Options)) *Index {
-				v := &Index{b: ix.b, opts: ix.opts, analyzer: ix.analyzer}
-				set(&v.opts)
-				return v
-			}
-			noshape := variant(func(o *Options) { o.MaxQueryTerms, o.CommonTermFraction = -1, -1 })
+			noshape := variantOf(ix, func(o *Options) { o.MaxQueryTerms, o.CommonTermFraction = -1, -1 })
 			common := func(q *Query) { q.Text = commonWord + " " + q.Text }
 			for _, tc := range []struct {
 				name string
@@ -167,6 +162,13 @@ func longQuery(queries []string, q string) string {
 		parts = append(parts, queries[(h*7+i*31)%len(queries)])
 	}
 	return strings.Join(parts, " ")
+}
+
+// variantOf is ix (the same bleve index) searched with the options set changes.
+func variantOf(ix *Index, set func(*Options)) *Index {
+	v := &Index{b: ix.b, opts: ix.opts, analyzer: ix.analyzer}
+	set(&v.opts)
+	return v
 }
 
 // benchSearch times each Search separately so it can report median and p99 beside the mean.
@@ -229,9 +231,7 @@ func BenchmarkUserFilter(b *testing.B) {
 	for _, n := range []int{200, 10_000} {
 		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) {
 			ix := buildBenchIndex(b, n, 50_000)
-			conj := &Index{b: ix.b, opts: ix.opts, analyzer: ix.analyzer}
-			conj.opts.conjoinUser = true
-			variants := []*Index{ix, conj}
+			variants := []*Index{ix, variantOf(ix, func(o *Options) { o.conjoinUser = true })}
 			queries := benchQueries(512)
 			var lat [2][]time.Duration
 			b.ResetTimer()

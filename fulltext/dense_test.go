@@ -15,9 +15,6 @@ import (
 var denseVocab = strings.Fields("coffee morning walk dinner berlin flight hotel river project meeting cat garden " +
 	"novel train lesson paris")
 
-// denseCorpus fills ix with texts of a small vocabulary, so that the first words are common, in several batches
-// (so several segments), for users, with deletes and replacements of the first user's documents between batches.
-// The last user, if there are three, gets one document in twenty.
 // denseSnapshot is an index of denseCorpus's documents of "big", "other" and "small" in several segments, and a
 // reader of it, closed when the test ends.
 func denseSnapshot(t *testing.T) (*Index, index.IndexReader) {
@@ -32,6 +29,9 @@ func denseSnapshot(t *testing.T) (*Index, index.IndexReader) {
 	return ix, r
 }
 
+// denseCorpus fills ix with texts of a small vocabulary, so that the first words are common, in several batches
+// (so several segments), for users, with deletes and replacements of the first user's documents between batches.
+// The last user, if there are three, gets one document in twenty.
 func denseCorpus(t *testing.T, ix *Index, users ...string) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(7, 8))

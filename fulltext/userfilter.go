@@ -36,6 +36,14 @@ func newUserFilter(user string, segs []*scorch.SegmentSnapshot) *userFilter {
 	return f
 }
 
+// start is segment s's first document number.
+func (f *userFilter) start(s int) uint64 {
+	if s == 0 {
+		return 0
+	}
+	return f.ends[s-1]
+}
+
 // keep is a searcher.FilterFunc.
 func (f *userFilter) keep(_ *search.SearchContext, d *search.DocumentMatch) bool {
 	if len(d.IndexInternalID) != 8 {
@@ -54,7 +62,7 @@ func (f *userFilter) keep(_ *search.SearchContext, d *search.DocumentMatch) bool
 		}
 		f.mine[s] = bm
 	}
-	return f.mine[s].Contains(uint32(doc - (f.ends[s] - f.segs[s].Segment().Count())))
+	return f.mine[s].Contains(uint32(doc - f.start(s)))
 }
 
 // filtered is a searcher of the matches f keeps, which fails with the error f met reading a segment.
@@ -68,15 +76,15 @@ func newFiltered(ctx context.Context, s search.Searcher, f *userFilter) filtered
 }
 
 func (s filtered) Next(ctx *search.SearchContext) (*search.DocumentMatch, error) {
-	dm, err := s.FilteringSearcher.Next(ctx)
-	if err == nil && s.f.err != nil {
-		return nil, s.f.err
-	}
-	return dm, err
+	return s.checked(s.FilteringSearcher.Next(ctx))
 }
 
 func (s filtered) Advance(ctx *search.SearchContext, id index.IndexInternalID) (*search.DocumentMatch, error) {
-	dm, err := s.FilteringSearcher.Advance(ctx, id)
+	return s.checked(s.FilteringSearcher.Advance(ctx, id))
+}
+
+// checked turns a match into the filter's error, if reading a segment failed.
+func (s filtered) checked(dm *search.DocumentMatch, err error) (*search.DocumentMatch, error) {
 	if err == nil && s.f.err != nil {
 		return nil, s.f.err
 	}
