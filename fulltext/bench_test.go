@@ -3,6 +3,7 @@ package fulltext
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -168,6 +169,7 @@ func longQuery(queries []string, q string) string {
 func variantOf(ix *Index, set func(*Options)) *Index {
 	v := &Index{b: ix.b, opts: ix.opts, analyzer: ix.analyzer}
 	set(&v.opts)
+	v.users = newUserPostings(v.opts.UserPostingsCache)
 	return v
 }
 
@@ -228,16 +230,36 @@ func BenchmarkApply(b *testing.B) {
 // index, query by query in alternating order, for a user of 200 and of 10,000 documents among 50,000 of 100
 // others: p50 and p99 of each in microseconds.
 func BenchmarkUserFilter(b *testing.B) {
+	benchAlternate(b, map[string]func(*Options){"filter": nil, "conjoin": func(o *Options) { o.conjoinUser = true }})
+}
+
+// BenchmarkUserPostingsCache compares searches with the users' postings kept between them (userdocs.go) with
+// searches reading them each time, on the same index, as BenchmarkUserFilter does.
+func BenchmarkUserPostingsCache(b *testing.B) {
+	benchAlternate(b, map[string]func(*Options){"cached": nil, "uncached": func(o *Options) { o.UserPostingsCache = -1 }})
+}
+
+// benchAlternate searches one index as two variants (options changed by set; nil: the index as opened), query by
+// query with each first every other time, for a user of 200 and of 10,000 documents among 50,000 of 100 others,
+// and reports p50 and p99 of each in microseconds.
+func benchAlternate(b *testing.B, set map[string]func(*Options)) {
+	names := slices.Sorted(maps.Keys(set))
 	for _, n := range []int{200, 10_000} {
 		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) {
 			ix := buildBenchIndex(b, n, 50_000)
-			variants := []*Index{ix, variantOf(ix, func(o *Options) { o.conjoinUser = true })}
+			variants := make([]*Index, len(names))
+			for j, name := range names {
+				variants[j] = ix
+				if set[name] != nil {
+					variants[j] = variantOf(ix, set[name])
+				}
+			}
 			queries := benchQueries(512)
-			var lat [2][]time.Duration
+			lat := make([][]time.Duration, len(names))
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				for k := range variants {
-					j := (k + i) % 2 // each goes first every other query
+					j := (k + i) % len(variants) // each goes first in turn
 					q := Query{UserID: "heavy", Text: queries[i%len(queries)], K: 24}
 					start := time.Now()
 					if _, err := variants[j].Search(q); err != nil {
@@ -247,7 +269,7 @@ func BenchmarkUserFilter(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			for j, name := range []string{"filter", "conjoin"} {
+			for j, name := range names {
 				slices.Sort(lat[j])
 				b.ReportMetric(float64(lat[j][len(lat[j])/2].Microseconds()), name+"-p50-us")
 				b.ReportMetric(float64(lat[j][len(lat[j])*99/100].Microseconds()), name+"-p99-us")

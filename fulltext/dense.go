@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/searcher"
@@ -26,7 +25,7 @@ import (
 
 // denseQuery is the OR of terms for one user, scored as shapedText's plain form scores it, k best.
 type denseQuery struct {
-	user  string
+	mine  *userDocs // the user's documents in the snapshot's segments
 	terms []string
 	stats *search.BM25Stats
 	k     int
@@ -87,20 +86,19 @@ func (h denseHit) worse(o denseHit) bool {
 }
 
 // searcher returns a searcher of the k best documents, or nil when the query is not worth scoring densely
-// (short posting lists, or an index reader that is not a scorch snapshot): the caller then builds bleve's.
-// n is the user's document count and total the index's.
-func (q *denseQuery) searcher(ctx context.Context, r index.IndexReader, minPostings int, n, total uint64) (search.Searcher, error) {
-	is, ok := r.(*scorch.IndexSnapshot)
+// (short posting lists, or no user's documents: an index reader that is not a scorch snapshot): the caller
+// then builds bleve's. n is the user's document count and total the index's.
+func (q *denseQuery) searcher(ctx context.Context, minPostings int, n, total uint64) (search.Searcher, error) {
 	// Over DisjunctionHeapTakeover terms bleve's disjunction is a heap that sums a document's term scores in
 	// the order they pop, which dense cannot reproduce to the last bit.
-	if !ok || minPostings < 0 || len(q.terms) > searcher.DisjunctionHeapTakeover {
+	if q.mine == nil || minPostings < 0 || len(q.terms) > searcher.DisjunctionHeapTakeover {
 		return nil, nil
 	}
 	// A term's df is at most the user's n: decline before looking the terms up, since bleve looks them up again.
 	if most := uint64(len(q.terms)) * n; !q.dense(most, total, minPostings) {
 		return nil, nil
 	}
-	segs := is.Segments()
+	segs := q.mine.segs
 	terms, docs, err := q.lists(segs)
 	if err != nil {
 		return nil, err
@@ -213,10 +211,6 @@ func (q *denseQuery) scoreSegment(ctx context.Context, ss *scorch.SegmentSnapsho
 	if lo >= hi {
 		return top, nil
 	}
-	mine, err := userDocs(ss, q.user)
-	if err != nil {
-		return nil, err
-	}
 	total := float64(len(terms))
 	for d := lo; d < hi; d++ {
 		if a.count[d] == 0 {
@@ -228,40 +222,12 @@ func (q *denseQuery) scoreSegment(ctx context.Context, ss *scorch.SegmentSnapsho
 		}
 		// Terms are scoped to the user (scope.go), so every scored document is the user's unless two users'
 		// scopes collide: the user's own posting list decides, as the user filter does in bleve's query.
-		if !mine.Contains(uint32(d)) {
+		if !q.mine.has(s, uint32(d)) {
 			continue
 		}
 		top = pushHit(top, h, q.k)
 	}
 	return top, nil
-}
-
-// userDocs is the segment's live documents of user.
-func userDocs(ss *scorch.SegmentSnapshot, user string) (*roaring.Bitmap, error) {
-	dict, err := ss.Segment().Dictionary(fieldUserID)
-	if err != nil {
-		return nil, err
-	}
-	pl, err := dict.PostingsList([]byte(user), ss.Deleted(), nil)
-	if err != nil {
-		return nil, err
-	}
-	bm := roaring.New()
-	if or, ok := pl.(interface{ OrInto(*roaring.Bitmap) }); ok {
-		or.OrInto(bm) // zap's OrInto ignores the list's deleted documents
-		if del := ss.Deleted(); del != nil {
-			bm.AndNot(del)
-		}
-		return bm, nil
-	}
-	it := pl.Iterator(false, false, false, nil)
-	for p, err := it.Next(); p != nil || err != nil; p, err = it.Next() {
-		if err != nil {
-			return nil, err
-		}
-		bm.Add(uint32(p.Number()))
-	}
-	return bm, nil
 }
 
 // bm25 is bleve's BM25 term score (scorer.TermQueryScorer.docScore), in its order of operations.

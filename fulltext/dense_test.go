@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/search"
 	index "github.com/blevesearch/bleve_index_api"
 )
@@ -27,6 +28,16 @@ func denseSnapshot(t *testing.T) (*Index, index.IndexReader) {
 	}
 	t.Cleanup(func() { r.Close() })
 	return ix, r
+}
+
+// snapshotDocs is user's documents in r's segments, as a search of ix reads them.
+func snapshotDocs(t *testing.T, ix *Index, r index.IndexReader, user string) *userDocs {
+	t.Helper()
+	docs, err := ix.users.docs(r.(*scorch.IndexSnapshot), user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return docs
 }
 
 // denseCorpus fills ix with texts of a small vocabulary, so that the first words are common, in several batches
@@ -118,7 +129,7 @@ func TestDenseMatchesBleve(t *testing.T) {
 // searched for another (as two users' colliding scopes would be) find nothing.
 func TestDenseKeepsOnlyTheUsersDocuments(t *testing.T) {
 	ix, r := denseSnapshot(t)
-	stats, n, total, err := userStats(context.Background(), r, "big")
+	stats, n, total, err := userStats(context.Background(), r, "big", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,8 +138,8 @@ func TestDenseKeepsOnlyTheUsersDocuments(t *testing.T) {
 		terms = append(terms, string(userScope("big"))+string(tok.Term))
 	}
 	for _, user := range []string{"big", "other"} {
-		q := denseQuery{user: user, terms: terms, stats: stats, k: 24, bufs: &denseBuffers{}}
-		s, err := q.searcher(context.Background(), r, 1, n, total)
+		q := denseQuery{mine: snapshotDocs(t, ix, r, user), terms: terms, stats: stats, k: 24, bufs: &denseBuffers{}}
+		s, err := q.searcher(context.Background(), 1, n, total)
 		if err != nil || s == nil {
 			t.Fatalf("%s: searcher %v, %v", user, s, err)
 		}

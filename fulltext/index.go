@@ -32,6 +32,7 @@ type Index struct {
 	analyzer analysis.Analyzer // Options.Analyzer: the words of texts and queries, before scoping
 	settle   *settler          // nil when the index does not settle (in memory, or SettleAfter off)
 	dense    denseBuffers      // score arrays of dense queries (dense.go)
+	users    *userPostings     // users' documents per segment, between searches (userdocs.go)
 	closed   atomic.Bool       // Close has begun: a second one returns ErrClosed (scorch's own would panic)
 }
 
@@ -85,7 +86,7 @@ func newIndex(b bleve.Index, m mapping.IndexMapping, opts Options) (*Index, erro
 		_ = b.Close()
 		return nil, fmt.Errorf("%w: no analyzer %q", ErrInvalid, opts.Analyzer)
 	}
-	ix := &Index{b: b, opts: opts, analyzer: a}
+	ix := &Index{b: b, opts: opts, analyzer: a, users: newUserPostings(opts.UserPostingsCache)}
 	ix.startSettler()
 	return ix, nil
 }

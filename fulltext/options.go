@@ -79,6 +79,10 @@ type Options struct {
 	// time into arrays, with the scores and order bleve gives (DESIGN.md, "Dense queries"); default 8192,
 	// negative: never.
 	DenseMinPostings int
+	// UserPostingsCache bounds the bytes of users' postings kept between searches, per segment (userdocs.go):
+	// a search reads its user's documents of every segment for its statistics and its filter, and a user
+	// searching again finds them read (default 4 MiB; negative: none kept).
+	UserPostingsCache int64
 }
 
 func (o Options) withDefaults() Options {
@@ -119,6 +123,11 @@ func (o Options) withDefaults() Options {
 	}
 	if o.DenseMinPostings == 0 {
 		o.DenseMinPostings = 8192
+	}
+	if o.UserPostingsCache == 0 {
+		o.UserPostingsCache = 4 << 20
+	} else if o.UserPostingsCache < 0 {
+		o.UserPostingsCache = 0
 	}
 	if o.PersisterNap == 0 && o.NoSync {
 		o.PersisterNap = time.Second

@@ -57,14 +57,10 @@ func (a *scopeAnalyzer) scoped(toks analysis.TokenStream, n int) analysis.TokenS
 // userStats are the BM25 statistics of one user's documents: their count, and the shard's average text
 // length scaled to it (a per-user length sum is not kept). With the user's own document frequencies, a term's
 // idf is then what it would be in an index of that user alone.
-// n is the user's document count and total the shard's.
-func userStats(ctx context.Context, r index.IndexReader, user string) (stats *search.BM25Stats, n, total uint64, err error) {
-	tfr, err := r.TermFieldReader(ctx, []byte(user), fieldUserID, false, false, false)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	n = tfr.Count()
-	if err := tfr.Close(); err != nil {
+// n is the user's document count and total the shard's. The count comes from docs, the user's documents of
+// each segment, when the caller has read them; else from a term reader of the user.
+func userStats(ctx context.Context, r index.IndexReader, user string, docs *userDocs) (stats *search.BM25Stats, n, total uint64, err error) {
+	if n, err = userCount(ctx, r, user, docs); err != nil {
 		return nil, 0, 0, err
 	}
 	if total, err = r.DocCount(); err != nil {
@@ -81,4 +77,16 @@ func userStats(ctx context.Context, r index.IndexReader, user string) (stats *se
 		card = int(math.Ceil(float64(all)/float64(total))) * int(n)
 	}
 	return &search.BM25Stats{DocCount: float64(n), FieldCardinality: map[string]int{fieldText: card}}, n, total, nil
+}
+
+func userCount(ctx context.Context, r index.IndexReader, user string, docs *userDocs) (uint64, error) {
+	if docs != nil {
+		return docs.count(), nil
+	}
+	tfr, err := r.TermFieldReader(ctx, []byte(user), fieldUserID, false, false, false)
+	if err != nil {
+		return 0, err
+	}
+	n := tfr.Count()
+	return n, tfr.Close()
 }

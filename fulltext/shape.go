@@ -35,6 +35,7 @@ type shapedText struct {
 	filters  []query.Query // at least the user term
 	k        int           // the hits wanted, when the collector needs to see only the k best (else 0)
 	dense    *denseBuffers
+	users    *userPostings
 }
 
 func (q *shapedText) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping,
@@ -52,7 +53,16 @@ func (q *shapedText) Searcher(ctx context.Context, r index.IndexReader, m mappin
 	if len(terms) == 0 {
 		return searcher.NewMatchNoneSearcher(r)
 	}
-	stats, n, total, err := userStats(ctx, r, q.user)
+	// The user's documents of each segment: its count for the statistics, the user filter's and dense scoring's
+	// look-ups. Without a scorch snapshot, the count comes from a term reader and the filter is a conjunction.
+	var docs *userDocs
+	if is, ok := r.(*scorch.IndexSnapshot); ok {
+		var err error
+		if docs, err = q.users.docs(is, q.user); err != nil {
+			return nil, err
+		}
+	}
+	stats, n, total, err := userStats(ctx, r, q.user, docs)
 	if err != nil {
 		return nil, err
 	}
@@ -62,8 +72,8 @@ func (q *shapedText) Searcher(ctx context.Context, r index.IndexReader, m mappin
 	}
 	if len(rare) == 0 && len(q.filters) == 1 {
 		if q.k > 0 && options.Score != "none" && !options.Explain && !options.IncludeTermVectors {
-			d := denseQuery{user: q.user, terms: all, stats: stats, k: q.k, bufs: q.dense}
-			if s, err := d.searcher(ctx, r, q.opts.DenseMinPostings, n, total); err != nil || s != nil {
+			d := denseQuery{mine: docs, terms: all, stats: stats, k: q.k, bufs: q.dense}
+			if s, err := d.searcher(ctx, q.opts.DenseMinPostings, n, total); err != nil || s != nil {
 				return s, err
 			}
 		}
@@ -72,14 +82,14 @@ func (q *shapedText) Searcher(ctx context.Context, r index.IndexReader, m mappin
 			// search for nothing (a user alone in its shard, as in the peer benchmark). Scores are the same.
 			return userScored{disjunction(all), stats}.Searcher(ctx, r, m, options)
 		}
-		if is, ok := r.(*scorch.IndexSnapshot); ok && !q.opts.conjoinUser {
+		if docs != nil && !q.opts.conjoinUser {
 			// The user filter as a look-up of each match instead of a conjunction (userfilter.go); scores are
 			// the same, since the user term is unscored in the conjunction.
 			s, err := userScored{disjunction(all), stats}.Searcher(ctx, r, m, options)
 			if err != nil {
 				return nil, err
 			}
-			return newFiltered(ctx, s, newUserFilter(q.user, is.Segments())), nil
+			return searcher.NewFilteringSearcher(ctx, s, userFilter{docs}.keep), nil
 		}
 	}
 	cands := q.filters

@@ -7,6 +7,7 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
+	"github.com/blevesearch/bleve/v2/search/searcher"
 )
 
 // The user filter keeps exactly what a conjunction with the user term keeps, with the same scores, across
@@ -33,8 +34,7 @@ func TestUserFilterIsTheUserConjunction(t *testing.T) {
 		}
 		return got
 	}
-	segs := r.(*scorch.IndexSnapshot).Segments()
-	if len(segs) < 2 {
+	if segs := r.(*scorch.IndexSnapshot).Segments(); len(segs) < 2 {
 		t.Fatalf("%d segments: the corpus should leave several", len(segs))
 	}
 	for _, scopeOf := range []string{"small", "big"} {
@@ -42,9 +42,13 @@ func TestUserFilterIsTheUserConjunction(t *testing.T) {
 		for _, tok := range ix.analyzer.Analyze([]byte("coffee morning tea")) {
 			terms = append(terms, string(userScope(scopeOf))+string(tok.Term))
 		}
-		stats, _, _, err := userStats(ctx, r, scopeOf)
+		stats, n, _, err := userStats(ctx, r, scopeOf, nil)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The count from the user's documents of each segment is the term reader's, deletions and all.
+		if _, m, _, err := userStats(ctx, r, scopeOf, snapshotDocs(t, ix, r, scopeOf)); err != nil || m != n {
+			t.Fatalf("%s: %d documents by segments (%v), %d by the term reader", scopeOf, m, err, n)
 		}
 		for _, user := range []string{"small", "other", "big"} {
 			scored := userScored{disjunction(terms), stats}
@@ -52,7 +56,7 @@ func TestUserFilterIsTheUserConjunction(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := run(newFiltered(ctx, s, newUserFilter(user, segs)), nil)
+			got := run(searcher.NewFilteringSearcher(ctx, s, userFilter{snapshotDocs(t, ix, r, user)}.keep), nil)
 			conj := query.NewConjunctionQuery([]query.Query{scored, unscored{term(fieldUserID, user)}})
 			want := run(conj.Searcher(ctx, r, m, search.SearcherOptions{}))
 			if len(got) != len(want) {

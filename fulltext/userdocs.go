@@ -1,0 +1,155 @@
+package fulltext
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	lru "github.com/hashicorp/golang-lru/v2/simplelru"
+)
+
+// userPostings caches a user's postings of the user id field, segment by segment. Every plain search of a user
+// needs them twice over, for its BM25 statistics (the user's document count) and for the user filter, and
+// reading them is a dictionary look-up and a bitmap decode per segment: a fifth of a small user's search in a
+// shard of several segments. A segment's documents never change (deletions are the snapshot's, kept apart),
+// and scorch never gives two segments of an index the same id (a persisted segment keeps the id of the one in
+// memory it replaces, with the same documents), so (segment id, user) names one bitmap for the index's
+// lifetime. Entries of segments merged away are never asked for again and leave as the least recently used.
+type userPostings struct {
+	mu    sync.Mutex
+	lru   *lru.LRU[postingsKey, *roaring.Bitmap]
+	bytes uint64 // the cached bitmaps' sizes
+	max   uint64 // 0: nothing is cached
+	hits  atomic.Uint64
+}
+
+type postingsKey struct {
+	seg  uint64
+	user string
+}
+
+// newUserPostings keeps up to maxBytes of bitmaps; none when maxBytes is 0 or less.
+func newUserPostings(maxBytes int64) *userPostings {
+	c := &userPostings{max: uint64(max(maxBytes, 0))}
+	// No entry bound of its own: the byte bound evicts first (an empty bitmap still counts some bytes).
+	c.lru, _ = lru.NewLRU(1<<30, func(_ postingsKey, bm *roaring.Bitmap) { c.bytes -= bm.GetSizeInBytes() })
+	return c
+}
+
+// of returns the user's documents of segment ss, deleted ones included. The bitmap is shared: read it only.
+func (c *userPostings) of(ss *scorch.SegmentSnapshot, user string) (*roaring.Bitmap, error) {
+	key := postingsKey{ss.Id(), user}
+	c.mu.Lock()
+	bm, ok := c.lru.Get(key)
+	c.mu.Unlock()
+	if ok {
+		c.hits.Add(1)
+		return bm, nil
+	}
+	bm, err := readUserPostings(ss, user)
+	if err != nil || c.max == 0 {
+		return bm, err
+	}
+	size := bm.GetSizeInBytes()
+	if size > c.max/4 {
+		return bm, nil // a user this large would push out many small ones, and its searches are long anyway
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.lru.Contains(key) {
+		c.lru.Add(key, bm)
+		c.bytes += size
+		for c.bytes > c.max {
+			c.lru.RemoveOldest()
+		}
+	}
+	return bm, nil
+}
+
+// readUserPostings reads the user's documents of segment ss, deleted ones included, into a bitmap of its own.
+func readUserPostings(ss *scorch.SegmentSnapshot, user string) (*roaring.Bitmap, error) {
+	dict, err := ss.Segment().Dictionary(fieldUserID)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := dict.PostingsList([]byte(user), nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	bm := roaring.New()
+	if or, ok := pl.(interface{ OrInto(*roaring.Bitmap) }); ok {
+		or.OrInto(bm)
+		// The containers may still be the segment's own bytes (copy on write over its mapped file), which
+		// are unmapped once the segment is merged away: the cached bitmap must own its memory.
+		bm.CloneCopyOnWriteContainers()
+		return bm, nil
+	}
+	it := pl.Iterator(false, false, false, nil)
+	for p, err := it.Next(); p != nil || err != nil; p, err = it.Next() {
+		if err != nil {
+			return nil, err
+		}
+		bm.Add(uint32(p.Number()))
+	}
+	return bm, nil
+}
+
+// userDocs is a user's live documents in each segment of one index snapshot, and how scorch numbers them.
+type userDocs struct {
+	segs []*scorch.SegmentSnapshot
+	ends []uint64          // ends[i]: the first document number after segment i (deleted documents keep theirs)
+	all  []*roaring.Bitmap // the user's documents of segment i, deleted ones included; shared, read only
+}
+
+func (c *userPostings) docs(is *scorch.IndexSnapshot, user string) (*userDocs, error) {
+	segs := is.Segments()
+	u := &userDocs{segs: segs, ends: make([]uint64, len(segs)), all: make([]*roaring.Bitmap, len(segs))}
+	var end uint64
+	for i, ss := range segs {
+		bm, err := c.of(ss, user)
+		if err != nil {
+			return nil, fmt.Errorf("user postings of segment %d: %w", ss.Id(), err)
+		}
+		u.all[i] = bm
+		end += ss.Segment().Count()
+		u.ends[i] = end
+	}
+	return u, nil
+}
+
+// count is the number of the user's live documents.
+func (u *userDocs) count() uint64 {
+	var n uint64
+	for i, bm := range u.all {
+		n += bm.GetCardinality()
+		if del := u.segs[i].Deleted(); del != nil {
+			n -= bm.AndCardinality(del)
+		}
+	}
+	return n
+}
+
+// has reports whether local document d of segment s is a live document of the user.
+func (u *userDocs) has(s int, d uint32) bool {
+	if !u.all[s].Contains(d) {
+		return false
+	}
+	del := u.segs[s].Deleted()
+	return del == nil || !del.Contains(d)
+}
+
+// locate is the segment of the snapshot's document doc and its number there; ok is false past the last one.
+func (u *userDocs) locate(doc uint64) (s int, local uint32, ok bool) {
+	s = sort.Search(len(u.ends), func(i int) bool { return u.ends[i] > doc })
+	if s == len(u.ends) {
+		return 0, 0, false
+	}
+	start := uint64(0)
+	if s > 0 {
+		start = u.ends[s-1]
+	}
+	return s, uint32(doc - start), true
+}
