@@ -79,9 +79,9 @@ type Options struct {
 	// time into arrays, with the scores and order bleve gives (DESIGN.md, "Dense queries"); default 8192,
 	// negative: never.
 	DenseMinPostings int
-	// UserPostingsCache bounds the bytes of users' postings kept between searches, per segment (userdocs.go):
-	// a search reads its user's documents of every segment for its statistics and its filter, and a user
-	// searching again finds them read (default 4 MiB; negative: none kept).
+	// UserPostingsCache bounds the bytes of users' postings this index keeps between searches (userdocs.go): a
+	// search reads its user's documents of every segment for its statistics and its filter, and a user
+	// searching again finds them read (default 4 MiB, entries' overheads counted; negative: none kept).
 	UserPostingsCache int64
 }
 

@@ -15,13 +15,14 @@ import (
 // needs them twice over, for its BM25 statistics (the user's document count) and for the user filter, and
 // reading them is a dictionary look-up and a bitmap decode per segment: a fifth of a small user's search in a
 // shard of several segments. A segment's documents never change (deletions are the snapshot's, kept apart),
-// and scorch never gives two segments of an index the same id (a persisted segment keeps the id of the one in
-// memory it replaces, with the same documents), so (segment id, user) names one bitmap for the index's
-// lifetime. Entries of segments merged away are never asked for again and leave as the least recently used.
+// and scorch never gives two segments the same id while the index is open (a persisted segment keeps the id of
+// the one in memory it replaces, with the same documents), so (segment id, user) names one bitmap for as long
+// as the Index lives. Entries of segments merged away are never asked for again and leave as the least
+// recently used.
 type userPostings struct {
 	mu    sync.Mutex
-	lru   *lru.LRU[postingsKey, *roaring.Bitmap]
-	bytes uint64 // the cached bitmaps' sizes
+	lru   *lru.LRU[postingsKey, postingsEntry]
+	bytes uint64 // what the cached entries are charged
 	max   uint64 // 0: nothing is cached
 	hits  atomic.Uint64
 }
@@ -31,36 +32,61 @@ type postingsKey struct {
 	user string
 }
 
-// newUserPostings keeps up to maxBytes of bitmaps; none when maxBytes is 0 or less.
+// postingsEntry is one cached bitmap, nil when the user has no document in the segment (so in most segments of
+// a shard of many users), and the bytes it is charged.
+type postingsEntry struct {
+	bm   *roaring.Bitmap
+	size uint64
+}
+
+// entryOverhead is what an entry costs beside its bitmap's containers and its user's name: the LRU's list
+// element and map slot, the key, and a bitmap's own header (about 260 bytes measured for an empty one).
+const entryOverhead = 256
+
+// newUserPostings keeps entries up to maxBytes; none when maxBytes is 0 or less.
 func newUserPostings(maxBytes int64) *userPostings {
 	c := &userPostings{max: uint64(max(maxBytes, 0))}
-	// No entry bound of its own: the byte bound evicts first (an empty bitmap still counts some bytes).
-	c.lru, _ = lru.NewLRU(1<<30, func(_ postingsKey, bm *roaring.Bitmap) { c.bytes -= bm.GetSizeInBytes() })
+	// Every entry is charged at least entryOverhead, so the byte bound also bounds the count.
+	c.lru, _ = lru.NewLRU(int(max(c.max/entryOverhead, 1)), func(_ postingsKey, e postingsEntry) { c.bytes -= e.size })
 	return c
 }
 
-// of returns the user's documents of segment ss, deleted ones included. The bitmap is shared: read it only.
+// of returns the user's documents of segment ss, deleted ones included, or nil if it has none there. The bitmap
+// may be shared with other searches: read it only.
 func (c *userPostings) of(ss *scorch.SegmentSnapshot, user string) (*roaring.Bitmap, error) {
 	key := postingsKey{ss.Id(), user}
 	c.mu.Lock()
-	bm, ok := c.lru.Get(key)
+	e, ok := c.lru.Get(key)
 	c.mu.Unlock()
 	if ok {
 		c.hits.Add(1)
-		return bm, nil
+		return e.bm, nil
 	}
 	bm, err := readUserPostings(ss, user)
-	if err != nil || c.max == 0 {
-		return bm, err
+	if err != nil {
+		return nil, err
 	}
-	size := bm.GetSizeInBytes()
+	if bm.IsEmpty() {
+		bm = nil
+	}
+	size := entryOverhead + uint64(len(user))
+	if bm != nil {
+		size += bm.GetSizeInBytes()
+	}
 	if size > c.max/4 {
-		return bm, nil // a user this large would push out many small ones, and its searches are long anyway
+		// Nothing is cached (max 0), or a user this large would push out many small ones, and its searches
+		// are long anyway: the bitmap serves this search only, while it holds the snapshot.
+		return bm, nil
+	}
+	if bm != nil {
+		// The containers may still be the segment's own bytes (copy on write over its mapped file), which
+		// are unmapped once the segment is merged away: a cached bitmap must own its memory.
+		bm.CloneCopyOnWriteContainers()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.lru.Contains(key) {
-		c.lru.Add(key, bm)
+		c.lru.Add(key, postingsEntry{bm, size})
 		c.bytes += size
 		for c.bytes > c.max {
 			c.lru.RemoveOldest()
@@ -69,7 +95,9 @@ func (c *userPostings) of(ss *scorch.SegmentSnapshot, user string) (*roaring.Bit
 	return bm, nil
 }
 
-// readUserPostings reads the user's documents of segment ss, deleted ones included, into a bitmap of its own.
+// readUserPostings reads the user's documents of segment ss, deleted ones included. The bitmap's containers
+// may be views of the segment's bytes: valid while the caller holds the snapshot. (It reads the field whatever
+// the mapping says of it: an Index never changes its mapping, see checkVersion.)
 func readUserPostings(ss *scorch.SegmentSnapshot, user string) (*roaring.Bitmap, error) {
 	dict, err := ss.Segment().Dictionary(fieldUserID)
 	if err != nil {
@@ -82,9 +110,6 @@ func readUserPostings(ss *scorch.SegmentSnapshot, user string) (*roaring.Bitmap,
 	bm := roaring.New()
 	if or, ok := pl.(interface{ OrInto(*roaring.Bitmap) }); ok {
 		or.OrInto(bm)
-		// The containers may still be the segment's own bytes (copy on write over its mapped file), which
-		// are unmapped once the segment is merged away: the cached bitmap must own its memory.
-		bm.CloneCopyOnWriteContainers()
 		return bm, nil
 	}
 	it := pl.Iterator(false, false, false, nil)
@@ -101,7 +126,7 @@ func readUserPostings(ss *scorch.SegmentSnapshot, user string) (*roaring.Bitmap,
 type userDocs struct {
 	segs []*scorch.SegmentSnapshot
 	ends []uint64          // ends[i]: the first document number after segment i (deleted documents keep theirs)
-	all  []*roaring.Bitmap // the user's documents of segment i, deleted ones included; shared, read only
+	all  []*roaring.Bitmap // the user's documents of segment i, deleted ones included (nil: none); read only
 }
 
 func (c *userPostings) docs(is *scorch.IndexSnapshot, user string) (*userDocs, error) {
@@ -124,6 +149,9 @@ func (c *userPostings) docs(is *scorch.IndexSnapshot, user string) (*userDocs, e
 func (u *userDocs) count() uint64 {
 	var n uint64
 	for i, bm := range u.all {
+		if bm == nil {
+			continue
+		}
 		n += bm.GetCardinality()
 		if del := u.segs[i].Deleted(); del != nil {
 			n -= bm.AndCardinality(del)
@@ -134,7 +162,7 @@ func (u *userDocs) count() uint64 {
 
 // has reports whether local document d of segment s is a live document of the user.
 func (u *userDocs) has(s int, d uint32) bool {
-	if !u.all[s].Contains(d) {
+	if bm := u.all[s]; bm == nil || !bm.Contains(d) {
 		return false
 	}
 	del := u.segs[s].Deleted()

@@ -16,7 +16,7 @@ import (
 // its bytes, and what it holds stays readable after the segments it came from are merged away and closed.
 func TestUserPostingsCacheFollowsWritesAndMerges(t *testing.T) {
 	ctx := context.Background()
-	cached := openTest(t, t.TempDir(), Options{SettleAfter: -1, SettleAbove: 1, UserPostingsCache: 2 << 10})
+	cached := openTest(t, t.TempDir(), Options{SettleAfter: -1, SettleAbove: 1, UserPostingsCache: 4 << 10})
 	fresh := openTest(t, t.TempDir(), Options{SettleAfter: -1, UserPostingsCache: -1})
 	users := []string{"ann", "bob", "cat", "dan"}
 	r := rand.New(rand.NewPCG(3, 4))
@@ -73,8 +73,15 @@ func TestUserPostingsCacheFollowsWritesAndMerges(t *testing.T) {
 		if c.bytes > c.max {
 			t.Errorf("round %d: %d bytes cached, bound %d", round, c.bytes, c.max)
 		}
-		for _, bm := range c.lru.Values() {
-			_ = bm.ToArray() // the cached bitmaps own their memory: no segment's mapped file is read
+		var charged uint64
+		for _, e := range c.lru.Values() {
+			charged += e.size
+			if e.bm != nil {
+				_ = e.bm.ToArray() // the cached bitmaps own their memory: no segment's mapped file is read
+			}
+		}
+		if charged != c.bytes {
+			t.Errorf("round %d: entries charged %d bytes, the count says %d", round, charged, c.bytes)
 		}
 		c.mu.Unlock()
 	}
