@@ -89,6 +89,10 @@ type planSpec struct {
 func plan(p planSpec) []fault {
 	r := rand.New(rand.NewPCG(p.seed, 0x6368616f73))
 	ms := func(lo, span int) time.Duration { return time.Duration(lo+r.IntN(span)) * time.Millisecond }
+	// A cut that outlasted the failure detector and --dead-node-timeout would have the cut node declared dead
+	// and removed from its groups: that is the dead fault's episode, dealt on its own. A cut ends a second
+	// before the timeout, however loaded the machine (partition takes its gossip view within the hold).
+	cut := func() time.Duration { return max(min(ms(1000, 4000), p.deadTimeout-time.Second), 500*time.Millisecond) }
 	members, spares := p.members, p.spares
 	var fs []fault
 	var deck, next []faultKind
@@ -117,14 +121,14 @@ func plan(p planSpec) []fault {
 		case kindPause:
 			f.hold = ms(200, 1800)
 		case kindIsolate:
-			f.hold = ms(1000, 4000)
+			f.hold = cut()
 		case kindSplit:
 			f.minority = r.Perm(members)[:1+r.IntN(max(1, (members-1)/2))]
 			slices.Sort(f.minority)
-			f.hold = ms(1000, 4000)
+			f.hold = cut()
 		case kindOneway:
 			f.peer = (f.node + 1 + r.IntN(members-1)) % members
-			f.hold = ms(1000, 4000)
+			f.hold = cut()
 		case kindClock:
 			f.offset = time.Duration(30+r.IntN(270)) * time.Second
 			if r.IntN(2) == 0 {
@@ -292,16 +296,22 @@ func (nm *nemesis) partition(a, b []*node, hold time.Duration) error {
 			}
 		}
 	}
-	time.Sleep(hold)
-	nm.logf("before healing, %s sees %s", b[0].id, nm.gossipView(b[0], a))
+	// The gossip view is taken in the hold's last 2.5 s (status waits up to 2 s for peers) and bounded by its
+	// end: taken after the hold, it made a cut up to 2 s longer than planned, past the dead-node timeout on a
+	// loaded machine. A short cut may leave it no time: it then says so.
+	end := time.Now().Add(hold)
+	time.Sleep(max(0, hold-2500*time.Millisecond))
+	view := nm.gossipView(b[0], a, end)
+	time.Sleep(time.Until(end))
+	nm.logf("before healing, %s sees %s", b[0].id, view)
 	return nm.c.net.heal()
 }
 
 // gossipView is how observer's gossip currently sees the nodes of ns, e.g. "n1=suspect": evidence in the log
 // that a cut took effect (a short one may end before the failure detector notices).
-func (nm *nemesis) gossipView(observer *node, ns []*node) string {
-	// Status waits up to 2 s for peers' reports, and a cut peer never answers.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+func (nm *nemesis) gossipView(observer *node, ns []*node, by time.Time) string {
+	// Status waits up to 2 s for peers' reports, and a cut peer never answers: by bounds the wait.
+	ctx, cancel := context.WithDeadline(context.Background(), by)
 	defer cancel()
 	st, err := observer.client.ClusterStatus(ctx)
 	if err != nil {
