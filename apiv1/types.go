@@ -204,6 +204,9 @@ type ReplicaProgress struct {
 	Node    string `json:"node"`
 	Applied uint64 `json:"applied"`
 	Lag     uint64 `json:"lag"`
+	// IndexesLoading: the replica is in its group but its indexes are still loading after a restart; it applies
+	// nothing (its lag grows) until they have.
+	IndexesLoading bool `json:"indexes_loading,omitempty"`
 }
 
 // MoveStatus is a replica move under way: To is being added (catching up as a non-voter, then promoted),

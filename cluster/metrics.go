@@ -38,10 +38,14 @@ type metrics struct {
 	// Lazy snapshots (lazysnap.go) turned into the shard's state to be sent, and the bytes written.
 	snapshotsMaterialized     prometheus.Counter
 	snapshotMaterializedBytes prometheus.Counter
+	// indexesLoading counts replicas whose groups run while their indexes load behind them (loading.go).
+	indexesLoading prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer, n *Node) *metrics {
 	m := &metrics{
+		indexesLoading: prometheus.NewGauge(prometheus.GaugeOpts{Name: "memcluster_replica_indexes_loading",
+			Help: "Replicas taking part in their raft groups while their indexes load (after a restart)."}),
 		halted: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_replica_halted_total",
 			Help: "Shard replicas stopped on an entry they could not decode."}),
 		forwarded: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memcluster_shard_rpc_total",
@@ -99,7 +103,7 @@ func newMetrics(reg prometheus.Registerer, n *Node) *metrics {
 		}
 		return float64(c)
 	})
-	for _, c := range []prometheus.Collector{m.halted, m.forwarded, m.rpcRetries, m.fanoutPartial, m.leaderShed,
+	for _, c := range []prometheus.Collector{m.indexesLoading, m.halted, m.forwarded, m.rpcRetries, m.fanoutPartial, m.leaderShed,
 		replicas, leaders, m.movesStarted, m.movesFinished, m.moveStepsFailed, m.movedBytes, m.movesInFlight,
 		m.transfers, m.replicaImbalance, m.leaderImbalance, m.splits, m.redirects, m.prunedResults,
 		m.heartbeatsCoalesced, m.heartbeatBatches, m.heartbeatsDirect, m.heartbeatsReceived,

@@ -48,6 +48,7 @@ type Node struct {
 	planned     time.Time            // meta leader only: when it last planned (rebalanceEvery)
 	splitBusy   atomic.Bool          // meta leader only: a split step is running (split.go)
 	startMu     sync.Mutex           // held while a replica starts, and while a born child's state is dropped
+	loadSem     chan struct{}        // one index load behind a started group at a time (loading.go)
 	pruneAt     map[uint32]time.Time // reconcile loop only: when a led shard next checks for request results to prune
 	removed     atomic.Bool          // this node was removed from the cluster
 
@@ -70,7 +71,7 @@ func New(cfg Config, db *storage.DB, idx IndexFactory) (*Node, error) {
 		pruneAt: map[uint32]time.Time{},
 		http: &http.Client{Timeout: 30 * time.Second,
 			Transport: &http.Transport{MaxIdleConnsPerHost: 64, TLSClientConfig: cfg.TLS}},
-		kickCh: make(chan struct{}, 1), stop: make(chan struct{}),
+		kickCh: make(chan struct{}, 1), stop: make(chan struct{}), loadSem: make(chan struct{}, 1),
 	}
 	n.metrics = newMetrics(cfg.Registry, n)
 	return n, nil
@@ -259,7 +260,7 @@ func (n *Node) Replica(shard uint32) (*Replica, bool) {
 // and whether it knows (a replica with indexes).
 func (n *Node) StaleEmbeddings(shard uint32) (int, bool) {
 	r, ok := n.Replica(shard)
-	if !ok || r.Index == nil {
+	if !ok || r.Index == nil || r.indexesLoading() {
 		return 0, false
 	}
 	return r.Index.Unsearchable(), true

@@ -9,19 +9,28 @@ import (
 // quorum without this node, instead of refusing them until an operator frees space. Proposals that still
 // reach it meanwhile answer not_leader, so the coordinator retries on the new leader.
 
-// shedLeadership starts a leadership transfer for every shard this node leads while its disk is read-only.
-// It runs on every reconcile tick; a transfer already under way makes raft refuse the next one, harmlessly.
+// The same holds for a replica elected while its indexes still load after a restart (loading.go): it would apply
+// nothing, and so acknowledge no write and answer no linearizable read, until they have.
+
+// shedLeadership starts a leadership transfer for every shard this node leads while its disk is read-only, or
+// while the replica's indexes load. It runs on every reconcile tick; a transfer already under way makes raft
+// refuse the next one, harmlessly.
 func (n *Node) shedLeadership() {
-	if n.db.WriteHealth() == nil {
-		return
-	}
+	readOnly := n.db.WriteHealth() != nil
 	for _, s := range n.LeaderShards() {
 		r, ok := n.Replica(s)
 		if !ok || !n.hasPeers(r) {
 			continue
 		}
-		n.log.Warn("disk read-only: transferring shard leadership", "shard", s)
-		n.metrics.leaderShed.Inc()
+		switch {
+		case readOnly:
+			n.log.Warn("disk read-only: transferring shard leadership", "shard", s)
+			n.metrics.leaderShed.Inc()
+		case r.indexesLoading():
+			n.log.Info("elected while the replica's indexes load: transferring shard leadership", "shard", s)
+		default:
+			continue
+		}
 		f := r.raft.LeadershipTransfer()
 		go func() {
 			if err := f.Error(); err != nil {

@@ -19,6 +19,7 @@ type shardView struct {
 	bytes      uint64
 	memories   int64             // the leader's count (-1: no leader reported)
 	replicaApp map[string]uint64 // node → applied index, for every replica that reported
+	loading    map[string]bool   // nodes whose replica's indexes are still loading (loading.go)
 }
 
 // converged reports whether the group's membership is the placement: every placed node votes, nothing else.
@@ -68,6 +69,12 @@ func viewsFrom(st MetaState, reports map[string][]ReplicaReport) []shardView {
 				v.replicaApp = map[string]uint64{}
 			}
 			v.replicaApp[node] = rr.Applied
+			if rr.IndexesLoading {
+				if v.loading == nil {
+					v.loading = map[string]bool{}
+				}
+				v.loading[node] = true
+			}
 			if rr.State == "Leader" {
 				v.leader, v.voters, v.nonvoters, v.applied, v.bytes = node, rr.Voters, rr.Nonvoters, rr.Applied, rr.Bytes
 				v.memories = rr.Memories
@@ -177,7 +184,8 @@ const transferCooldown = 15 * time.Second
 // seen in a rebalance benchmark: 12 minutes in a chan send), and the leader then refuses every write and
 // membership change with "leadership transfer in progress". Transfers go only to a target within
 // transferSlack entries of the leader (little catch-up), and at most once per transferCooldown per shard (a
-// retry soon after a failed attempt is what meets the stale request). Operator transfers are not limited.
+// retry soon after a failed attempt is what meets the stale request). Nor to a replica whose indexes still load.
+// Operator transfers are not limited.
 func (n *Node) transferAllowed(t placement.Transfer, views []shardView) bool {
 	if t.Shard >= len(views) {
 		return false
@@ -185,6 +193,9 @@ func (n *Node) transferAllowed(t placement.Transfer, views []shardView) bool {
 	v := views[t.Shard]
 	if app, ok := v.replicaApp[t.To]; !ok || app+transferSlack < v.applied {
 		return false
+	}
+	if v.loading[t.To] {
+		return false // it would apply nothing, and serve no read, until its indexes have loaded
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()

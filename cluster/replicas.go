@@ -35,6 +35,14 @@ func (n *Node) persistReplicas() {
 
 // startReplica opens shard's replica. With voters set it also bootstraps the group (cluster formation).
 func (n *Node) startReplica(shard uint32, voters []string, addrs map[string]string) (*Replica, error) {
+	return n.start(shard, voters, addrs, false)
+}
+
+// startHeld starts a replica this node held before its restart, its indexes loading behind its group
+// (loading.go).
+func (n *Node) startHeld(shard uint32) (*Replica, error) { return n.start(shard, nil, nil, true) }
+
+func (n *Node) start(shard uint32, voters []string, addrs map[string]string, behind bool) (*Replica, error) {
 	n.startMu.Lock()
 	defer n.startMu.Unlock()
 	n.mu.Lock()
@@ -48,40 +56,53 @@ func (n *Node) startReplica(shard uint32, voters []string, addrs map[string]stri
 	if err != nil {
 		return nil, err
 	}
-	var idx ShardIndex
-	if n.newIdx != nil {
-		if idx, err = n.newIdx(shard); err != nil {
+	r := &Replica{Shard: shard, log: n.log.With("shard", shard), notify: make(chan bool, 8), stop: make(chan struct{})}
+	// A restore at start goes through the indexes (Reset) before the group runs: they open first then.
+	var loading *loadingIndex
+	switch {
+	case n.newIdx == nil:
+	case behind && !restoring:
+		loading = newLoadingIndex()
+		r.Index = loading
+	default:
+		if r.Index, err = n.newIdx(shard); err != nil {
 			return nil, fmt.Errorf("open indexes of shard %d: %w", shard, err)
 		}
 	}
-	r := &Replica{Shard: shard, Index: idx, log: n.log.With("shard", shard),
-		notify: make(chan bool, 8), stop: make(chan struct{})}
+	abandon := func() {
+		if loading != nil {
+			loading.finish(nil, ErrStopped)
+		}
+		if r.Index != nil {
+			r.Index.Close()
+		}
+	}
 	var ixr storage.Indexer
-	if idx != nil {
-		ixr = idx
+	if r.Index != nil {
+		ixr = r.Index
 	}
 	fsm, err := storage.NewShardFSM(n.db, shard, ixr, n.log, func(err error) { go n.haltReplica(shard, err) })
 	if err != nil {
+		abandon()
 		return nil, err
 	}
 	r.FSM = fsm
 	fsm.SetOnBorn(func(child uint32) { go n.bornHere(child) })
 	if err := n.prepareBorn(shard, fsm); err != nil {
-		if idx != nil {
-			idx.Close()
-		}
+		abandon()
 		return nil, fmt.Errorf("start shard %d born by a split: %w", shard, err)
 	}
 	g, err := n.openRaft(shard, fsm, restoring, r.notify)
 	if err != nil {
-		if idx != nil {
-			idx.Close()
-		}
+		abandon()
 		return nil, err
 	}
 	r.raft, r.trans, r.wait = g.raft, g.trans, g.wait
 	if voters != nil && !g.hasState {
 		if err := n.bootstrap(g, voters, addrs); err != nil {
+			if loading != nil {
+				loading.finish(nil, ErrStopped)
+			}
 			r.Shutdown()
 			return nil, fmt.Errorf("bootstrap shard %d: %w", shard, err)
 		}
@@ -92,7 +113,10 @@ func (n *Node) startReplica(shard uint32, voters []string, addrs map[string]stri
 	n.replicas[shard] = r
 	n.mu.Unlock()
 	n.persistReplicas()
-	n.log.Info("replica started", "shard", shard, "existing_state", g.hasState)
+	if loading != nil {
+		go n.loadBehind(r, loading)
+	}
+	n.log.Info("replica started", "shard", shard, "existing_state", g.hasState, "indexes_loading", loading != nil)
 	return r, nil
 }
 

@@ -85,7 +85,7 @@ func (n *Node) restartHeld(st MetaState) bool {
 		case !known && time.Since(n.heldSince) < heldQuorumWait:
 			continue // ask again next time
 		case member || !known:
-			if _, err := n.startReplica(s, nil, nil); err != nil {
+			if _, err := n.startHeld(s); err != nil {
 				n.log.Error("restart held replica", "shard", s, "err", err)
 				continue
 			}

@@ -62,6 +62,9 @@ type ReplicaReport struct {
 	// Configured: the replica knows its group's configuration (it heard from a leader, or was bootstrapped);
 	// until then it is not promoted (it may refuse votes: voteGuard).
 	Configured bool `json:"configured,omitempty"`
+	// IndexesLoading: the replica takes part in its group while its indexes load (after a restart); it applies
+	// nothing until they have.
+	IndexesLoading bool `json:"indexes_loading,omitempty"`
 }
 
 // NodeReport is what GET /internal/v1/node answers.
@@ -129,6 +132,7 @@ func (n *Node) Report() NodeReport {
 		if r.Index != nil {
 			rr.Memories = int64(r.Index.Memories())
 		}
+		rr.IndexesLoading = r.indexesLoading()
 		if r.IsLeader() {
 			rr.Voters, rr.Nonvoters = r.members()
 		}
@@ -176,8 +180,8 @@ func (n *Node) proposeLocal(ctx context.Context, rep *Replica, cmd []byte) (stor
 	if !rep.IsLeader() {
 		return storage.ApplyResult{}, ErrNotLeader
 	}
-	if n.db.WriteHealth() != nil && n.hasPeers(rep) {
-		// Leadership is being handed to a healthy replica (readonly.go): the coordinator retries there.
+	if (n.db.WriteHealth() != nil || rep.indexesLoading()) && n.hasPeers(rep) {
+		// Leadership is being handed to a replica that can apply (readonly.go): the coordinator retries there.
 		return storage.ApplyResult{}, ErrNotLeader
 	}
 	return rep.Apply(ctx, cmd)
@@ -204,6 +208,9 @@ func (n *Node) handleSearch(w http.ResponseWriter, r *http.Request) {
 func (n *Node) searchLocal(ctx context.Context, rep *Replica, q retrieval.Query, stale bool) ([]retrieval.Result, error) {
 	if err := checkQuery(ctx, q); err != nil {
 		return nil, err
+	}
+	if !stale && rep.IsLeader() && rep.indexesLoading() && n.hasPeers(rep) {
+		return nil, ErrNotLeader // it hands its leadership on (readonly.go)
 	}
 	if err := barrier(ctx, rep, stale); err != nil {
 		return nil, err

@@ -68,7 +68,8 @@ func (n *Node) Status(ctx context.Context) apiv1.ClusterStatus {
 		}
 		for _, id := range sortedKeys(v.replicaApp) {
 			app := v.replicaApp[id]
-			ss.Progress = append(ss.Progress, apiv1.ReplicaProgress{Node: id, Applied: app, Lag: v.applied - min(app, v.applied)})
+			ss.Progress = append(ss.Progress, apiv1.ReplicaProgress{Node: id, Applied: app, Lag: v.applied - min(app, v.applied),
+				IndexesLoading: v.loading[id]})
 		}
 		if ss.Leader == "" || ss.LiveReplicas < min(st.Replicas, len(reps)) || len(reps) < st.Replicas || ss.Splitting {
 			out.Healthy = false

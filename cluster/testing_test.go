@@ -35,6 +35,8 @@ type testNode struct {
 	disk *fullableFS
 	// oldBuild makes the node's report look like a build's before CmdPrune (no max_command).
 	oldBuild atomic.Bool
+	// indexGate, when set, holds every index open of the node until it is closed.
+	indexGate chan struct{}
 }
 
 // fullableFS is the OS filesystem, except that it reports no free space while full is set.
@@ -121,7 +123,15 @@ func (c *testCluster) start(tn *testNode) {
 		c.t.Fatal(err)
 	}
 	tn.db = db
-	n, err := New(tn.cfg, db, testIndexFactory(tn.dir, db, tn.cfg.Logger))
+	factory := testIndexFactory(tn.dir, db, tn.cfg.Logger)
+	if gate := tn.indexGate; gate != nil {
+		open := factory
+		factory = func(shard uint32) (ShardIndex, error) {
+			<-gate
+			return open(shard)
+		}
+	}
+	n, err := New(tn.cfg, db, factory)
 	if err != nil {
 		c.t.Fatal(err)
 	}
