@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -152,6 +153,23 @@ func (l *loadingIndex) Unsearchable() int {
 		return idx.Unsearchable()
 	}
 	return 0
+}
+
+// indexesFailed is why the replica's indexes could not load (nil: they did, or still load, or it opened them
+// before its group).
+func (r *Replica) indexesFailed() error {
+	l, ok := r.Index.(*loadingIndex)
+	if !ok {
+		return nil
+	}
+	select {
+	case <-l.done:
+		if l.idx == nil && !errors.Is(l.err, ErrStopped) {
+			return l.err
+		}
+	default:
+	}
+	return nil
 }
 
 // indexesLoading reports whether the replica's indexes are still loading behind its group.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,6 +107,32 @@ func TestRestartedReplicasRunWhileTheirIndexesLoad(t *testing.T) {
 				res, err := n3.searchLocal(ctx, r, textQuery(u, fmt.Sprintf("zebra%d", i)), true)
 				return err == nil && len(res) > 0 && res[0].Memory.ID == wrote[u]
 			})
+	}
+}
+
+// A replica whose indexes fail to load behind its group halts; the node says why it is not ready, and the shard
+// keeps taking writes on its other replicas.
+func TestReplicaWhoseIndexesFailToLoadHalts(t *testing.T) {
+	c := makeCluster(t, 3, testConfig())
+	n1, n3 := c.nodes[0], c.nodes[2]
+	c.waitHealthy(n1, 60*time.Second, "the cluster to form")
+	n3.stop()
+	n3.indexErr = errors.New("disk says no")
+	c.restart(n3)
+	waitFor(t, 60*time.Second, "n3's replicas to halt", func() bool {
+		reps := n3.Report().Replicas
+		for _, rr := range reps {
+			if !rr.Halted {
+				return false
+			}
+		}
+		return len(reps) > 0
+	})
+	if ok, why := n3.Ready(); ok || !strings.Contains(why, "disk says no") {
+		t.Fatalf("n3 ready=%t (%q), want not ready, naming the failed load", ok, why)
+	}
+	if _, err := c.put(n1, "ada", "after the failed load"); err != nil {
+		t.Fatalf("put on the two healthy replicas: %v", err)
 	}
 }
 

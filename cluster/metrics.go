@@ -47,7 +47,7 @@ func newMetrics(reg prometheus.Registerer, n *Node) *metrics {
 		indexesLoading: prometheus.NewGauge(prometheus.GaugeOpts{Name: "memcluster_replica_indexes_loading",
 			Help: "Replicas taking part in their raft groups while their indexes load (after a restart)."}),
 		halted: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_replica_halted_total",
-			Help: "Shard replicas stopped on an entry they could not decode."}),
+			Help: "Shard replicas stopped on an entry they could not decode, or because their indexes failed to load."}),
 		forwarded: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memcluster_shard_rpc_total",
 			Help: "Shard operations sent to another node, by operation and outcome."}, []string{"op", "outcome"}),
 		rpcRetries: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_shard_rpc_retries_total",

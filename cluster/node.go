@@ -49,6 +49,8 @@ type Node struct {
 	splitBusy   atomic.Bool          // meta leader only: a split step is running (split.go)
 	startMu     sync.Mutex           // held while a replica starts, and while a born child's state is dropped
 	loadSem     chan struct{}        // one index load behind a started group at a time (loading.go)
+	persistMu   sync.Mutex           // orders writes of the replica list; persisted is the last one written
+	persisted   []byte
 	pruneAt     map[uint32]time.Time // reconcile loop only: when a led shard next checks for request results to prune
 	removed     atomic.Bool          // this node was removed from the cluster
 

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -25,12 +26,20 @@ func (n *Node) persistedReplicas() []uint32 {
 	return out
 }
 
+// persistReplicas writes the list of replicas this node holds, durably, when it changed since the last write
+// (a restart starts a dozen held replicas in a row, each a synced write of the same list otherwise).
 func (n *Node) persistReplicas() {
-	shards := n.heldShards()
-	b, _ := json.Marshal(shards)
+	n.persistMu.Lock()
+	defer n.persistMu.Unlock()
+	b, _ := json.Marshal(n.heldShards())
+	if bytes.Equal(b, n.persisted) {
+		return
+	}
 	if err := n.db.SetNode("replicas", b); err != nil {
 		n.log.Error("persist replica list", "err", err)
+		return
 	}
+	n.persisted = b
 }
 
 // startReplica opens shard's replica. With voters set it also bootstraps the group (cluster formation).

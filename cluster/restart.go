@@ -75,6 +75,14 @@ func (n *Node) restartHeld(st MetaState) bool {
 	if n.heldSince.IsZero() {
 		n.heldSince = time.Now()
 	}
+	// The indexes of the replicas started here load behind their groups (loading.go), once every group is back:
+	// a load takes the CPU the starts need. A load already under way (a replica held back a tick earlier) is not
+	// waited for: the reconcile loop runs this.
+	select {
+	case n.loadSem <- struct{}{}:
+		defer func() { <-n.loadSem }()
+	default:
+	}
 	for _, s := range held {
 		placed := placedOn(st, s)
 		member, known := slices.Contains(placed, n.cfg.NodeID), true

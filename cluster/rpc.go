@@ -121,7 +121,7 @@ func (n *Node) Report() NodeReport {
 			continue
 		}
 		rr := ReplicaReport{Shard: s, Leader: r.Leader(), State: r.raft.State().String(),
-			Applied: r.FSM.AppliedIndex(), Halted: r.FSM.Halted(), Bytes: n.db.ShardBytes(s), Memories: -1}
+			Applied: r.FSM.AppliedIndex(), Halted: r.FSM.Halted() || r.indexesFailed() != nil, Bytes: n.db.ShardBytes(s), Memories: -1}
 		if o := r.FSM.Owned(); o != nil {
 			rng := o.Range
 			rr.Range = &rng

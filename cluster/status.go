@@ -145,6 +145,9 @@ func (n *Node) Ready() (bool, string) {
 		if r.FSM.Halted() {
 			return false, "a replica halted"
 		}
+		if err := r.indexesFailed(); err != nil {
+			return false, "a replica halted: " + err.Error()
+		}
 		if r.Leader() == "" {
 			return false, "a local shard has no leader"
 		}

@@ -35,8 +35,9 @@ type testNode struct {
 	disk *fullableFS
 	// oldBuild makes the node's report look like a build's before CmdPrune (no max_command).
 	oldBuild atomic.Bool
-	// indexGate, when set, holds every index open of the node until it is closed.
+	// indexGate, when set, holds every index open of the node until it is closed; indexErr fails every open.
 	indexGate chan struct{}
+	indexErr  error
 }
 
 // fullableFS is the OS filesystem, except that it reports no free space while full is set.
@@ -124,10 +125,15 @@ func (c *testCluster) start(tn *testNode) {
 	}
 	tn.db = db
 	factory := testIndexFactory(tn.dir, db, tn.cfg.Logger)
-	if gate := tn.indexGate; gate != nil {
+	if gate, fail := tn.indexGate, tn.indexErr; gate != nil || fail != nil {
 		open := factory
 		factory = func(shard uint32) (ShardIndex, error) {
-			<-gate
+			if gate != nil {
+				<-gate
+			}
+			if fail != nil {
+				return nil, fail
+			}
 			return open(shard)
 		}
 	}
