@@ -204,8 +204,8 @@ type ReplicaProgress struct {
 	Node    string `json:"node"`
 	Applied uint64 `json:"applied"`
 	Lag     uint64 `json:"lag"`
-	// IndexesLoading: the replica is in its group but its indexes are still loading after a restart; it applies
-	// nothing (its lag grows) until they have.
+	// IndexesLoading: the replica is in its group but its indexes are still loading after a restart; searches of
+	// it wait until they have.
 	IndexesLoading bool `json:"indexes_loading,omitempty"`
 }
 

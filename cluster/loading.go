@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/retrieval"
 	"github.com/memcluster/memcluster/storage"
@@ -19,13 +21,18 @@ import (
 // loadingIndex in place of its indexes, and the indexes load behind them, one shard at a time (two at once gained
 // nothing under load: the cores are busy with the catch-up).
 //
-// While a replica's indexes load, its state machine applies the first batch raft hands it to Pebble and then waits
-// in Index for the load, so raft's apply loop waits there too; the group's log keeps taking appends. The load
-// reads the records either before or after that batch, and the batch, indexed again after the load, changes
-// nothing twice: indexing is by memory id (an upsert, a delete of what is absent). Searches and read waits on the
-// replica wait for the load, within their contexts. A load that fails halts the replica, as an entry it cannot
-// apply does: its indexes never saw the batches applied meanwhile, and their markers did not move past them, so
-// the next open reads them again from the log's tail.
+// While a replica's indexes load, its state machine applies what raft commits to Pebble as usual and hands each
+// batch's changes to the loadingIndex, which keeps them, in order, for the indexes (a snapshot restore's Reset
+// too). It must not block there: raft's apply loop would stop, and after 128 queued batches so would the group's
+// main loop on this replica, which would then acknowledge no appends and cast no votes (hashicorp/raft hands
+// committed entries to a bounded queue inside its AppendEntries handler). Once loaded, the indexes take the kept
+// changes before anything newer. The load reads the records at some point among those batches, so some of them
+// are indexed twice, which changes nothing: indexing is by memory id (an upsert, a delete of what is absent), and
+// the applied-index marks only move up. Beyond loadQueueMax kept memories the state machine does wait for the
+// load (memory before liveness). Searches and read waits on the replica wait for the load, within their
+// contexts. A load that fails halts the replica, as an entry it cannot apply does: its indexes never saw the
+// batches applied meanwhile, and their markers did not move past them, so the next open reads them again from
+// the log's tail.
 
 // loadingIndex stands in for a replica's indexes while they open.
 type loadingIndex struct {
@@ -35,7 +42,13 @@ type loadingIndex struct {
 	err  error
 	// The role the replica was told while its indexes loaded, handed to them once they are.
 	leader, leaderSet bool
+	// The state machine's changes while the indexes load, in order, and how many memories they carry.
+	queue  []func(ShardIndex)
+	queued int
 }
+
+// loadQueueMax bounds the memories a loading replica keeps for its indexes (about 1.3 KB each at 256 dimensions).
+const loadQueueMax = 100_000
 
 func newLoadingIndex() *loadingIndex { return &loadingIndex{done: make(chan struct{})} }
 
@@ -46,10 +59,19 @@ func (n *Node) loadBehind(r *Replica, l *loadingIndex) {
 	n.metrics.indexesLoading.Inc()
 	defer n.metrics.indexesLoading.Dec()
 	queued := time.Now()
+	abandon := func() { l.finish(nil, fmt.Errorf("load indexes of shard %d: %w", r.Shard, ErrStopped)) }
 	select {
 	case n.loadSem <- struct{}{}:
 	case <-r.stop:
-		l.finish(nil, fmt.Errorf("load indexes of shard %d: %w", r.Shard, ErrStopped))
+		abandon()
+		return
+	case <-n.stop:
+		abandon()
+		return
+	}
+	if stopping(r.stop) || stopping(n.stop) { // select picks at random among ready cases
+		<-n.loadSem
+		abandon()
 		return
 	}
 	began := time.Now()
@@ -58,6 +80,7 @@ func (n *Node) loadBehind(r *Replica, l *loadingIndex) {
 	if err != nil {
 		err = fmt.Errorf("open indexes of shard %d: %w", r.Shard, err)
 		l.finish(nil, err)
+		r.log.Error("indexes failed to load behind the group", "err", err)
 		n.haltReplica(r.Shard, err)
 		return
 	}
@@ -66,14 +89,44 @@ func (n *Node) loadBehind(r *Replica, l *loadingIndex) {
 		"load_ms", time.Since(began).Milliseconds())
 }
 
+// finish ends the load: the indexes take the changes kept meanwhile, in order, before done closes (Index waits
+// on the lock for it), or the changes are dropped when there are no indexes.
 func (l *loadingIndex) finish(idx ShardIndex, err error) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.idx, l.err = idx, err
-	if idx != nil && l.leaderSet {
-		idx.SetLeader(l.leader)
+	if idx != nil {
+		if l.leaderSet {
+			idx.SetLeader(l.leader)
+		}
+		for _, apply := range l.queue {
+			apply(idx)
+		}
 	}
-	l.mu.Unlock()
+	l.queue, l.queued = nil, 0
 	close(l.done)
+}
+
+func stopping(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// keep queues a change for the indexes while they load and reports true, or reports false once they have (or
+// the queue is full): the caller then waits for done and applies the change itself.
+func (l *loadingIndex) keep(memories int, apply func(ShardIndex)) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if stopping(l.done) || l.queued+memories > loadQueueMax {
+		return false
+	}
+	l.queue = append(l.queue, apply)
+	l.queued += memories
+	return true
 }
 
 // loaded returns the indexes without waiting: nil while they load, or when their load failed.
@@ -96,20 +149,29 @@ func (l *loadingIndex) wait(ctx context.Context) (ShardIndex, error) {
 	}
 }
 
-// Index waits for the load. Without indexes (a failed or abandoned load) the batch is dropped: the replica is
-// halting or shutting down, and the next open reads the batch from the log's tail.
+// Index keeps the batch for the indexes while they load; once loaded (or with the queue full) it waits for them
+// and indexes it. Without indexes (a failed or abandoned load) the batch is dropped: the replica is halting or
+// shutting down, and the next open reads the batch from the log's tail.
 func (l *loadingIndex) Index(applied uint64, puts []memory.Memory, dels []storage.Ref) {
+	apply := func(idx ShardIndex) { idx.Index(applied, puts, dels) }
+	if l.keep(len(puts)+len(dels), apply) {
+		return
+	}
 	<-l.done
 	if l.idx != nil {
-		l.idx.Index(applied, puts, dels)
+		apply(l.idx)
 	}
 }
 
-// Reset waits for the load, then rebuilds the indexes from the records a snapshot restore replaced.
+// Reset is kept in order like a batch: the loaded indexes rebuild from the records a snapshot restore replaced.
 func (l *loadingIndex) Reset() {
+	apply := func(idx ShardIndex) { idx.Reset() }
+	if l.keep(0, apply) {
+		return
+	}
 	<-l.done
 	if l.idx != nil {
-		l.idx.Reset()
+		apply(l.idx)
 	}
 }
 
@@ -155,35 +217,54 @@ func (l *loadingIndex) Unsearchable() int {
 	return 0
 }
 
-// indexesFailed is why the replica's indexes could not load (nil: they did, or still load, or it opened them
-// before its group).
-func (r *Replica) indexesFailed() error {
+// loadState reports, for a replica whose indexes load behind its group, whether the load ended and why it left
+// no indexes (nil: loaded). A replica that opened its indexes before its group reports a load that ended well.
+func (r *Replica) loadState() (ended bool, err error) {
 	l, ok := r.Index.(*loadingIndex)
 	if !ok {
-		return nil
+		return true, nil
 	}
 	select {
 	case <-l.done:
-		if l.idx == nil && !errors.Is(l.err, ErrStopped) {
-			return l.err
-		}
+		return true, l.err
 	default:
+		return false, nil
+	}
+}
+
+// handsOn reports whether r leads while its indexes load and has another voter to hand the leadership to: it
+// then refuses proposals and linearizable reads with ErrNotLeader, so that the coordinator retries on the next
+// leader, instead of holding them until its indexes have loaded (readonly.go hands the leadership on).
+func (r *Replica) handsOn() bool {
+	if !r.IsLeader() || !r.indexesLoading() {
+		return false
+	}
+	servers, err := r.Configuration()
+	if err != nil {
+		return false
+	}
+	self := r.Leader()
+	for _, s := range servers {
+		if s.Suffrage == raft.Voter && string(s.ID) != self {
+			return true
+		}
+	}
+	return false
+}
+
+// indexesFailed is why the replica's indexes could not load (nil: they did, or still load, or its load was
+// abandoned because it stopped).
+func (r *Replica) indexesFailed() error {
+	if _, err := r.loadState(); err != nil && !errors.Is(err, ErrStopped) {
+		return err
 	}
 	return nil
 }
 
 // indexesLoading reports whether the replica's indexes are still loading behind its group.
 func (r *Replica) indexesLoading() bool {
-	l, ok := r.Index.(*loadingIndex)
-	if !ok {
-		return false
-	}
-	select {
-	case <-l.done:
-		return false
-	default:
-		return true
-	}
+	ended, _ := r.loadState()
+	return !ended
 }
 
 // Close waits for a load under way (an open cannot be interrupted; one not begun is abandoned when the replica's

@@ -262,8 +262,11 @@ func (n *Node) Replica(shard uint32) (*Replica, bool) {
 // and whether it knows (a replica with indexes).
 func (n *Node) StaleEmbeddings(shard uint32) (int, bool) {
 	r, ok := n.Replica(shard)
-	if !ok || r.Index == nil || r.indexesLoading() {
+	if !ok || r.Index == nil {
 		return 0, false
+	}
+	if ended, err := r.loadState(); !ended || err != nil {
+		return 0, false // not known until the indexes have loaded
 	}
 	return r.Index.Unsearchable(), true
 }

@@ -195,7 +195,7 @@ func (n *Node) transferAllowed(t placement.Transfer, views []shardView) bool {
 		return false
 	}
 	if v.loading[t.To] {
-		return false // it would apply nothing, and serve no read, until its indexes have loaded
+		return false // it would serve no read, and hand the leadership on, until its indexes have loaded
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()

@@ -113,7 +113,8 @@ func (n *Node) onShard(ctx context.Context, shard uint32, op string, stale bool,
 func (n *Node) tryOnce(ctx context.Context, shard uint32, op string, stale bool,
 	local func(context.Context, *Replica) error, remote func(context.Context, string) error) error {
 	r, hasLocal := n.Replica(shard)
-	if hasLocal && (stale || r.IsLeader()) {
+	// A replica whose indexes still load would hold a stale read until they have: the leader answers it.
+	if hasLocal && ((stale && !r.indexesLoading()) || r.IsLeader()) {
 		return local(ctx, r)
 	}
 	target := n.leaderGuess(shard, r)

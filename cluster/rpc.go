@@ -62,8 +62,8 @@ type ReplicaReport struct {
 	// Configured: the replica knows its group's configuration (it heard from a leader, or was bootstrapped);
 	// until then it is not promoted (it may refuse votes: voteGuard).
 	Configured bool `json:"configured,omitempty"`
-	// IndexesLoading: the replica takes part in its group while its indexes load (after a restart); it applies
-	// nothing until they have.
+	// IndexesLoading: the replica takes part in its group while its indexes load (after a restart); its searches
+	// wait until they have.
 	IndexesLoading bool `json:"indexes_loading,omitempty"`
 }
 
@@ -208,9 +208,6 @@ func (n *Node) handleSearch(w http.ResponseWriter, r *http.Request) {
 func (n *Node) searchLocal(ctx context.Context, rep *Replica, q retrieval.Query, stale bool) ([]retrieval.Result, error) {
 	if err := checkQuery(ctx, q); err != nil {
 		return nil, err
-	}
-	if !stale && rep.IsLeader() && rep.indexesLoading() && n.hasPeers(rep) {
-		return nil, ErrNotLeader // it hands its leadership on (readonly.go)
 	}
 	if err := barrier(ctx, rep, stale); err != nil {
 		return nil, err

@@ -105,6 +105,9 @@ func barrier(ctx context.Context, r *Replica, stale bool) error {
 	if stale {
 		return nil
 	}
+	if r.handsOn() {
+		return ErrNotLeader // elected while its indexes load: it hands the leadership on (loading.go)
+	}
 	return r.ReadBarrier(ctx)
 }
 

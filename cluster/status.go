@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sort"
 	"sync"
@@ -145,8 +146,8 @@ func (n *Node) Ready() (bool, string) {
 		if r.FSM.Halted() {
 			return false, "a replica halted"
 		}
-		if err := r.indexesFailed(); err != nil {
-			return false, "a replica halted: " + err.Error()
+		if r.indexesFailed() != nil {
+			return false, fmt.Sprintf("shard %d: indexes failed to load (see the log)", s)
 		}
 		if r.Leader() == "" {
 			return false, "a local shard has no leader"
