@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/retrieval"
 	"github.com/memcluster/memcluster/storage"
@@ -131,11 +129,22 @@ func (l *loadingIndex) keep(memories int, apply func(ShardIndex)) bool {
 
 // loaded returns the indexes without waiting: nil while they load, or when their load failed.
 func (l *loadingIndex) loaded() ShardIndex {
-	select {
-	case <-l.done:
+	if stopping(l.done) {
 		return l.idx
-	default:
-		return nil
+	}
+	return nil
+}
+
+// apply keeps a change of the state machine for the indexes while they load, or once they have (or with the
+// queue full) waits for them and applies it. Without indexes (a failed or abandoned load) the change is dropped:
+// the replica is halting or shutting down, and the next open reads it from the log's tail.
+func (l *loadingIndex) apply(memories int, change func(ShardIndex)) {
+	if l.keep(memories, change) {
+		return
+	}
+	<-l.done
+	if l.idx != nil {
+		change(l.idx)
 	}
 }
 
@@ -149,31 +158,13 @@ func (l *loadingIndex) wait(ctx context.Context) (ShardIndex, error) {
 	}
 }
 
-// Index keeps the batch for the indexes while they load; once loaded (or with the queue full) it waits for them
-// and indexes it. Without indexes (a failed or abandoned load) the batch is dropped: the replica is halting or
-// shutting down, and the next open reads the batch from the log's tail.
+// Index hands the batch to the indexes in order (apply).
 func (l *loadingIndex) Index(applied uint64, puts []memory.Memory, dels []storage.Ref) {
-	apply := func(idx ShardIndex) { idx.Index(applied, puts, dels) }
-	if l.keep(len(puts)+len(dels), apply) {
-		return
-	}
-	<-l.done
-	if l.idx != nil {
-		apply(l.idx)
-	}
+	l.apply(len(puts)+len(dels), func(idx ShardIndex) { idx.Index(applied, puts, dels) })
 }
 
 // Reset is kept in order like a batch: the loaded indexes rebuild from the records a snapshot restore replaced.
-func (l *loadingIndex) Reset() {
-	apply := func(idx ShardIndex) { idx.Reset() }
-	if l.keep(0, apply) {
-		return
-	}
-	<-l.done
-	if l.idx != nil {
-		apply(l.idx)
-	}
-}
+func (l *loadingIndex) Reset() { l.apply(0, func(idx ShardIndex) { idx.Reset() }) }
 
 func (l *loadingIndex) Search(ctx context.Context, q retrieval.Query) ([]retrieval.Result, error) {
 	idx, err := l.wait(ctx)
@@ -224,12 +215,10 @@ func (r *Replica) loadState() (ended bool, err error) {
 	if !ok {
 		return true, nil
 	}
-	select {
-	case <-l.done:
+	if stopping(l.done) {
 		return true, l.err
-	default:
-		return false, nil
 	}
+	return false, nil
 }
 
 // handsOn reports whether r leads while its indexes load and has another voter to hand the leadership to: it
@@ -239,17 +228,7 @@ func (r *Replica) handsOn() bool {
 	if !r.IsLeader() || !r.indexesLoading() {
 		return false
 	}
-	servers, err := r.Configuration()
-	if err != nil {
-		return false
-	}
-	self := r.Leader()
-	for _, s := range servers {
-		if s.Suffrage == raft.Voter && string(s.ID) != self {
-			return true
-		}
-	}
-	return false
+	return r.otherVoter(r.Leader())
 }
 
 // indexesFailed is why the replica's indexes could not load (nil: they did, or still load, or its load was

@@ -9,8 +9,8 @@ import (
 // quorum without this node, instead of refusing them until an operator frees space. Proposals that still
 // reach it meanwhile answer not_leader, so the coordinator retries on the new leader.
 
-// The same holds for a replica elected while its indexes still load after a restart (loading.go): it would apply
-// nothing, and so acknowledge no write and answer no linearizable read, until they have.
+// The same holds for a replica elected while its indexes still load after a restart (loading.go): it would answer
+// no linearizable search until they have.
 
 // shedLeadership starts a leadership transfer for every shard this node leads while its disk is read-only, or
 // while the replica's indexes load. It runs on every reconcile tick; a transfer already under way makes raft
@@ -41,13 +41,16 @@ func (n *Node) shedLeadership() {
 }
 
 // hasPeers reports whether r's shard has another voter that could lead it.
-func (n *Node) hasPeers(r *Replica) bool {
+func (n *Node) hasPeers(r *Replica) bool { return r.otherVoter(n.cfg.NodeID) }
+
+// otherVoter reports whether r's group has a voter other than self.
+func (r *Replica) otherVoter(self string) bool {
 	servers, err := r.Configuration()
 	if err != nil {
 		return false
 	}
 	for _, s := range servers {
-		if s.Suffrage == raft.Voter && string(s.ID) != n.cfg.NodeID {
+		if s.Suffrage == raft.Voter && string(s.ID) != self {
 			return true
 		}
 	}
