@@ -210,10 +210,15 @@ func TestJoiningNodesTakeUnderReplicatedShards(t *testing.T) {
 			return true
 		})
 	}
-	var m dto.Metric
-	if err := n1.metrics.snapshotsMaterialized.Write(&m); err != nil || m.GetCounter().GetValue() == 0 {
-		t.Fatalf("no snapshot marker was materialized for the newcomers (%v)", err)
-	}
+	// A newcomer whose replica has not caught up yet forwards its reads to the leader, so the reads above can pass
+	// before the snapshot is sent: wait for it.
+	waitFor(t, 30*time.Second, "a snapshot marker materialized for the newcomers", func() bool {
+		var m dto.Metric
+		if err := n1.metrics.snapshotsMaterialized.Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m.GetCounter().GetValue() > 0
+	})
 }
 
 func TestMissingMemoryIsNotFoundOnEveryNode(t *testing.T) {
