@@ -31,6 +31,8 @@ type VectorIndex interface {
 	Score(ns, id string, q []float32) (float32, bool)
 	Dim() int
 	Len() int // vectors held
+	// Close drops every vector (the replica's indexes are closed).
+	Close()
 }
 
 // TextIndex is what retrieval needs of a full-text index (fulltext.Index satisfies it).
@@ -409,6 +411,7 @@ func (s *ShardIndex) Close() error {
 			}
 		}
 	}
+	s.vec.Close()
 	return s.text.Close()
 }
 

@@ -63,6 +63,7 @@ func (ix *Index) Upsert(ns, id string, vec []float32) error {
 	if n.upsert(id, vec) {
 		ix.total.Add(1)
 	}
+	ix.metered(n)
 	n.mu.Unlock()
 	return nil
 }
@@ -91,6 +92,7 @@ func (ix *Index) UpsertMany(ns string, ids []string, vecs [][]float32) error {
 		}
 	}
 	ix.total.Add(int64(added))
+	ix.metered(n)
 	n.mu.Unlock()
 	return nil
 }
@@ -149,6 +151,7 @@ func (ix *Index) Load(ns string, ids []string, slab []float32) error {
 		}
 	}
 	ix.total.Add(int64(len(ids)))
+	ix.metered(n)
 	n.mu.Unlock()
 	return nil
 }
@@ -189,6 +192,7 @@ func (ix *Index) Delete(ns, id string) bool {
 	}
 	ok := n.remove(id, ix.dim)
 	empty := len(n.ids) == 0
+	ix.metered(n)
 	n.mu.Unlock()
 	if ok {
 		ix.total.Add(-1)
@@ -213,7 +217,22 @@ func (ix *Index) DropNamespace(ns string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	ix.total.Add(-int64(len(n.ids)))
+	ix.unmetered(n)
 	n.dropped = true // writers still holding n retry against a fresh namespace
+}
+
+// Close drops every namespace: the index holds nothing afterwards, and its rows leave its Meter. An index is
+// closed when its replica's indexes are, so the node's count of vector bytes follows the replicas it holds.
+func (ix *Index) Close() {
+	ix.mu.RLock()
+	names := make([]string, 0, len(ix.spaces))
+	for ns := range ix.spaces {
+		names = append(names, ns)
+	}
+	ix.mu.RUnlock()
+	for _, ns := range names {
+		ix.DropNamespace(ns)
+	}
 }
 
 // dropIfEmpty unmaps n if it is still ns's namespace and still empty, so
@@ -228,6 +247,7 @@ func (ix *Index) dropIfEmpty(ns string, n *namespace) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if len(n.ids) == 0 {
+		ix.unmetered(n)
 		n.dropped = true
 		delete(ix.spaces, ns)
 	}

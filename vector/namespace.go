@@ -17,7 +17,8 @@ type namespace struct {
 	quant   bool      // keep q8/qscale
 	ids     []string
 	slot    map[string]int
-	dropped bool // set under mu once the namespace left the index; writers must retry
+	dropped bool  // set under mu once the namespace left the index; writers must retry
+	metered int64 // the slabs' bytes as counted in the index's Meter
 }
 
 func newNamespace(quant bool) *namespace {

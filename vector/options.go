@@ -23,6 +23,9 @@ type Options struct {
 	// RerankMin is the least number of candidates the quantized scan
 	// re-scores, whatever k. Default 64.
 	RerankMin int
+	// Meter, when set, counts the bytes of the rows this index holds, beside those of the other indexes that
+	// share it. Default none.
+	Meter *Meter
 }
 
 const (

@@ -19,9 +19,11 @@ import (
 // state: it is destroyed and rebuilt from the shard's records in db. One that a crash left behind its records
 // is re-fed from the raft log entries it missed when the log still vouches for them (tail.go), else in full.
 //
+// The vectors of every shard count in meter (nil: not counted), by which the node paces its collector.
+//
 // The node's indexes settle one at a time (fulltext.Settlers): after a burst of writes every shard goes idle
 // at once, and each settle merges a whole index.
-func Factory(dataDir string, db *storage.DB, emb embed.Embedder, log *slog.Logger) cluster.IndexFactory {
+func Factory(dataDir string, db *storage.DB, emb embed.Embedder, meter *vector.Meter, log *slog.Logger) cluster.IndexFactory {
 	opts := fulltext.Options{NoSync: true, Settlers: fulltext.NewSettlers(1)}
 	return func(shard uint32) (cluster.ShardIndex, error) {
 		dir := filepath.Join(dataDir, "index", fmt.Sprintf("shard-%d", shard))
@@ -35,11 +37,13 @@ func Factory(dataDir string, db *storage.DB, emb embed.Embedder, log *slog.Logge
 		if err != nil {
 			return nil, err
 		}
+		vec := vector.NewWithOptions(emb.Dim(), vector.Options{Meter: meter})
 		idx, err := retrieval.OpenShardIndexWith(retrieval.ShardIndexOptions{Shard: shard, Records: db,
-			Vectors: vector.New(emb.Dim()), Text: ft, Model: emb.Fingerprint(), Logger: log,
+			Vectors: vec, Text: ft, Model: emb.Fingerprint(), Logger: log,
 			Tail:       raftTail{db: db, shard: shard},
 			Checkpoint: dir + ".vectors"})
 		if err != nil {
+			vec.Close()
 			ft.Close()
 			return nil, err
 		}

@@ -1,0 +1,41 @@
+package vector
+
+import "sync/atomic"
+
+// A Meter adds up the bytes of the vector slabs held by the indexes that share it: a node's shard indexes report
+// to one Meter, and the node paces its garbage collector by it (vectors at rest need no collector headroom). A
+// slab counts at its capacity, the room grown for rows to come included, until its namespace leaves the index.
+type Meter struct {
+	bytes atomic.Int64
+}
+
+// NewMeter returns a Meter at zero.
+func NewMeter() *Meter { return &Meter{} }
+
+// Bytes is what the slabs of the Meter's indexes take: dim float32 components a row, and with the quantized scan
+// an int8 copy and its scale.
+func (m *Meter) Bytes() int64 {
+	if m == nil {
+		return 0
+	}
+	return m.bytes.Load()
+}
+
+func (m *Meter) add(n int64) {
+	if m != nil {
+		m.bytes.Add(n)
+	}
+}
+
+// metered brings the Meter up to date with n's slabs after a change. Caller holds n.mu for writing.
+func (ix *Index) metered(n *namespace) {
+	b := int64(4*cap(n.slab) + cap(n.q8) + 4*cap(n.qscale))
+	ix.opts.Meter.add(b - n.metered)
+	n.metered = b
+}
+
+// unmetered takes n's slabs off the Meter as n leaves the index. Caller holds n.mu for writing.
+func (ix *Index) unmetered(n *namespace) {
+	ix.opts.Meter.add(-n.metered)
+	n.metered = 0
+}
