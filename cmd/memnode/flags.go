@@ -42,6 +42,7 @@ type config struct {
 	maxBodyBytes    int64
 	pprof           bool
 	memoryLimit     string
+	gcPacing        string
 	otlpEndpoint    string
 	authFile        string
 	tlsCert         string
@@ -121,6 +122,7 @@ func (c *config) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.authFile, "auth-file", "", "JSON list of {token, role: reader|writer|admin, users: [patterns]}; enables authentication")
 	fs.StringVar(&c.clusterToken, "cluster-token", "", "shared secret for node-to-node calls; required with --auth-file (same on every node)")
 	fs.StringVar(&c.memoryLimit, "memory-limit", "auto", "soft limit of the Go heap, as GOMEMLIMIT writes it (e.g. 3GiB); auto: GOMEMLIMIT if set, else 90% of the container's (cgroup's) memory limit if there is one; off: none")
+	fs.StringVar(&c.gcPacing, "gc-pacing", "auto", "auto: the garbage collector's headroom (GOGC) is sized to the heap without the vector rows, which stay put between collections; off: GOGC as the runtime reads it")
 	fs.BoolVar(&c.pprof, "pprof", false, "serve Go profiles under /debug/pprof/ on the HTTP port")
 	fs.StringVar(&c.embedProvider, "embed-provider", "hashed", "embedder: hashed (built in, no weights), openai (any OpenAI-compatible server) or model2vec")
 	fs.StringVar(&c.embedURL, "embed-url", "", "base URL of the OpenAI-compatible embeddings API, e.g. http://127.0.0.1:11434/v1")
@@ -190,6 +192,9 @@ func (c *config) finish() error {
 		if _, err := parseBytes(c.memoryLimit); err != nil {
 			return fmt.Errorf("--memory-limit %q: %w", c.memoryLimit, err)
 		}
+	}
+	if c.gcPacing != "auto" && c.gcPacing != "off" {
+		return fmt.Errorf("--gc-pacing %q: want auto or off", c.gcPacing)
 	}
 	if c.dev {
 		if len(c.join) > 0 {

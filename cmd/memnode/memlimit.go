@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,10 @@ import (
 	"strings"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/memcluster/memcluster/internal/gcpace"
+	"github.com/memcluster/memcluster/vector"
 )
 
 // memoryLimitRatio is the share of a container's memory limit the Go heap aims under: the rest is Pebble's
@@ -75,4 +80,26 @@ func parseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("too large")
 	}
 	return n << shift, nil
+}
+
+// startGCPacing runs the collector's pacer (internal/gcpace) unless --gc-pacing is off or GOGC=off, and exports
+// the vectors' bytes as memcluster_vector_bytes.
+func startGCPacing(ctx context.Context, flag string, vectors *vector.Meter, reg prometheus.Registerer, log *slog.Logger) error {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memcluster_vector_bytes",
+		Help: "bytes of the vector slabs of this node's shard indexes: float32 rows, their int8 copy and scales, and room grown for more"},
+		func() float64 { return float64(vectors.Bytes()) }))
+	if flag == "off" {
+		log.Info("gc pacing off: GOGC as the runtime reads it")
+		return nil
+	}
+	p, err := gcpace.New(gcpace.Options{Held: vectors.Bytes, Logger: log, Registry: reg})
+	if err != nil {
+		return fmt.Errorf("--gc-pacing: %w", err)
+	}
+	if p == nil {
+		log.Info("gc pacing off: GOGC=off")
+		return nil
+	}
+	go p.Run(ctx)
+	return nil
 }

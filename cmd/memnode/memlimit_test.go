@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"io"
+	"strings"
+	"testing"
+)
 
 func TestParseBytes(t *testing.T) {
 	for in, want := range map[string]int64{"1": 1, "512B": 512, "64KiB": 64 << 10, "2500MiB": 2500 << 20, "3GiB": 3 << 30, "1TiB": 1 << 40} {
@@ -12,5 +16,16 @@ func TestParseBytes(t *testing.T) {
 		if _, err := parseBytes(in); err == nil {
 			t.Errorf("parseBytes(%q) accepted", in)
 		}
+	}
+}
+
+func TestGCPacingFlagNamesABadValue(t *testing.T) {
+	cmd := newRootCmd()
+	cmd.SetArgs([]string{"--gc-pacing", "fast", "--node-id", "n1"})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	err := cmd.Execute()
+	if err == nil || !strings.Contains(err.Error(), `--gc-pacing "fast": want auto or off`) {
+		t.Fatalf("--gc-pacing fast: %v", err)
 	}
 }

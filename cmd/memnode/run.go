@@ -30,6 +30,7 @@ import (
 	"github.com/memcluster/memcluster/server"
 	"github.com/memcluster/memcluster/storage"
 	"github.com/memcluster/memcluster/tiering"
+	"github.com/memcluster/memcluster/vector"
 )
 
 func newRootCmd() *cobra.Command {
@@ -131,6 +132,7 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen http %s: %w", cluster.ListenAddr(c.bindHost, c.httpAddr), err)
 	}
+	vectors := vector.NewMeter() // the rows of every shard index here, for the collector's pacing
 	node, err := cluster.New(cluster.Config{
 		NodeID: c.nodeID, DataDir: c.dataDir, RaftAddr: c.raftAddr, GossipAddr: c.gossipAddr, HTTPAddr: c.httpAddr, BindHost: c.bindHost,
 		Join: c.join, BootstrapExpect: c.bootstrapExpect, Shards: c.shards, Replicas: c.replicas,
@@ -139,7 +141,7 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 		ShardCommitTimeout: c.raftCommit, HeartbeatCoalesce: c.raftCoalesce, GossipProfile: c.gossipProfile, Logger: log, Registry: reg,
 		Tracer: tp.Tracer("memcluster/cluster"), ClusterToken: c.clusterToken,
 		TLS: nodeTLS, GossipKey: gkey,
-	}, db, nodeindex.Factory(c.dataDir, db, emb, log))
+	}, db, nodeindex.Factory(c.dataDir, db, emb, vectors, log))
 	if err != nil {
 		return err
 	}
@@ -148,6 +150,9 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	}
 	jobCtx, stopJobs := context.WithCancel(context.Background())
 	defer stopJobs()
+	if err := startGCPacing(jobCtx, c.gcPacing, vectors, reg, log); err != nil {
+		return err
+	}
 	go reembed.New(node, db, emb, reembed.Options{Logger: log, Registry: reg}).Run(jobCtx)
 	model := consolidation.Options{Working: consolidation.WorkingOptions{MaxMessages: c.sessionWindow, IdleTTL: c.sessionTTL}}
 	if err := model.Validate(); err != nil {

@@ -1,0 +1,164 @@
+package gcpace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// With GOGC=100 the collector lets the heap grow to twice what was live after the last collection before it
+// runs again. At a million memories most of what is live is vectors (float32 rows and their int8 copy), which
+// stay put between collections and hold no pointers: the headroom they earn is gigabytes of garbage the node
+// keeps resident for nothing. The pacer sets GOGC so that the headroom is Percent of the live heap without
+// the rows: heap goal = live + (live − rows) × Percent/100. Collections then come as often as they would if the
+// rows lived outside the heap; their marking cost does not change, because pointer-free rows are not scanned.
+
+// Sentinel errors.
+var (
+	ErrNoHeld = errors.New("gcpace: Options.Held is required")
+)
+
+// Options configures a Pacer. Held is required; the other fields state their defaults.
+type Options struct {
+	// Held reports the bytes of the heap at rest: live, pointer-free, and not about to be freed (the vector
+	// rows of the node's shard indexes).
+	Held func() int64
+	// Percent is the collector's headroom over the rest of the heap, as GOGC states it. Default: GOGC from the
+	// environment, else 100.
+	Percent int
+	// Floor is the lowest GOGC the pacer sets, however much of the heap is at rest, so the collector never runs
+	// back to back. Default 10.
+	Floor int
+	// Interval is how often the pacer looks at the heap (the live figure changes only at each collection).
+	// Default 1s.
+	Interval time.Duration
+	// Logger; default: discard.
+	Logger *slog.Logger
+	// Registry, when set, gets the gauge memcluster_gc_percent.
+	Registry prometheus.Registerer
+}
+
+// Pacer adjusts GOGC from the live heap and Options.Held.
+type Pacer struct {
+	opts    Options
+	current int
+	gauge   prometheus.Gauge
+	sample  []metrics.Sample
+}
+
+// New validates o, fills its defaults and returns a Pacer. With GOGC=off in the environment there is nothing
+// to pace: New returns (nil, nil), and a nil Pacer's Run returns at once.
+func New(o Options) (*Pacer, error) {
+	if o.Held == nil {
+		return nil, ErrNoHeld
+	}
+	if o.Percent == 0 {
+		p, off, err := envPercent(os.Getenv("GOGC"))
+		if err != nil {
+			return nil, err
+		}
+		if off {
+			return nil, nil
+		}
+		o.Percent = p
+	}
+	if o.Percent < 0 {
+		return nil, fmt.Errorf("gcpace: Percent %d: must be positive", o.Percent)
+	}
+	if o.Floor <= 0 {
+		o.Floor = 10
+	}
+	o.Floor = min(o.Floor, o.Percent)
+	if o.Interval <= 0 {
+		o.Interval = time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	p := &Pacer{opts: o, current: o.Percent,
+		gauge: prometheus.NewGauge(prometheus.GaugeOpts{Name: "memcluster_gc_percent",
+			Help: "GOGC the node runs with: the collector's headroom over the live heap, sized to the heap without its vector rows"}),
+		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	p.gauge.Set(float64(o.Percent))
+	if o.Registry != nil {
+		if err := o.Registry.Register(p.gauge); err != nil {
+			return nil, fmt.Errorf("gcpace: %w", err)
+		}
+	}
+	return p, nil
+}
+
+// envPercent reads GOGC as the runtime does: empty means 100, "off" turns collection off.
+func envPercent(v string) (percent int, off bool, err error) {
+	switch v {
+	case "":
+		return 100, false, nil
+	case "off":
+		return 0, true, nil
+	}
+	p, err := strconv.Atoi(v)
+	if err != nil || p < 0 {
+		return 0, false, fmt.Errorf("gcpace: GOGC=%q: want a non-negative integer or off", v)
+	}
+	return p, false, nil
+}
+
+// Run paces the collector until ctx ends, then gives GOGC back its base value.
+func (p *Pacer) Run(ctx context.Context) {
+	if p == nil {
+		return
+	}
+	t := time.NewTicker(p.opts.Interval)
+	defer t.Stop()
+	defer debug.SetGCPercent(p.opts.Percent)
+	for {
+		p.step()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// step sets GOGC for the heap as it is now, when it moved enough to matter.
+func (p *Pacer) step() {
+	metrics.Read(p.sample)
+	if p.sample[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	next := Percent(p.opts.Percent, p.opts.Floor, p.sample[0].Value.Uint64(), p.opts.Held())
+	// Small moves are left alone: each call recomputes the pacer's goal under the heap lock.
+	if d := next - p.current; d > -3 && d < 3 && next != p.opts.Percent {
+		return
+	}
+	if next == p.current {
+		return
+	}
+	debug.SetGCPercent(next)
+	p.opts.Logger.Debug("gc percent", "from", p.current, "to", next)
+	p.current = next
+	p.gauge.Set(float64(next))
+}
+
+// Percent is the GOGC that gives a heap of live bytes, held of them at rest, a headroom of base percent of the
+// rest: base × (live − held) / live, no lower than floor. Before the first collection (live 0) it is base.
+func Percent(base, floor int, live uint64, held int64) int {
+	if live == 0 || held <= 0 {
+		return base
+	}
+	rest := int64(live) - held
+	if rest <= 0 {
+		return floor
+	}
+	p := int(int64(base) * rest / int64(live))
+	return max(floor, min(base, p))
+}

@@ -1,0 +1,96 @@
+package gcpace
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+func TestPercent(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		base, floor int
+		live        uint64
+		held        int64
+		want        int
+	}{
+		{"before the first collection", 100, 10, 0, 500, 100},
+		{"nothing at rest", 100, 10, 1000, 0, 100},
+		{"a third at rest", 100, 10, 3000, 1000, 66},
+		{"most at rest", 100, 10, 2200, 1390, 36},
+		{"rows counted after the last collection", 100, 10, 1000, 1500, 10},
+		{"floor", 100, 10, 1000, 950, 10},
+		{"GOGC=200", 200, 10, 2000, 1000, 100},
+		{"floor above base is base", 5, 5, 1000, 900, 5},
+	} {
+		if got := Percent(c.base, c.floor, c.live, c.held); got != c.want {
+			t.Errorf("%s: Percent(%d, %d, %d, %d) = %d, want %d", c.name, c.base, c.floor, c.live, c.held, got, c.want)
+		}
+	}
+}
+
+func TestNewValidates(t *testing.T) {
+	if _, err := New(Options{}); !errors.Is(err, ErrNoHeld) {
+		t.Fatalf("New without Held: %v, want ErrNoHeld", err)
+	}
+	held := func() int64 { return 0 }
+	t.Setenv("GOGC", "fast")
+	if _, err := New(Options{Held: held}); err == nil {
+		t.Fatal("GOGC=fast accepted")
+	}
+	t.Setenv("GOGC", "off")
+	if p, err := New(Options{Held: held}); err != nil || p != nil {
+		t.Fatalf("GOGC=off: pacer %v, err %v; want none", p, err)
+	}
+	p, err := New(Options{Held: held, Percent: 50, Floor: 80})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.opts.Floor != 50 || p.opts.Interval != time.Second {
+		t.Fatalf("defaults: floor %d interval %v", p.opts.Floor, p.opts.Interval)
+	}
+}
+
+// The pacer lowers GOGC on this process's heap as the rows it is told of grow, and gives GOGC back on stop.
+func TestRunFollowsHeldBytes(t *testing.T) {
+	t.Setenv("GOGC", "")
+	rows := make([]float32, 32<<20) // 128 MiB, pointer-free and live: what vector slabs are
+	runtime.GC()
+	reg := prometheus.NewRegistry()
+	p, err := New(Options{Held: func() int64 { return int64(4 * len(rows)) }, Interval: 5 * time.Millisecond, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.Run(ctx); close(done) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for gauge(t, p) >= 50 {
+		if time.Now().After(deadline) {
+			t.Fatalf("GOGC still %v with 128 MiB of rows held", gauge(t, p))
+		}
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Fatalf("GOGC after stop %d, want 100", got)
+	}
+	runtime.KeepAlive(rows)
+}
+
+func gauge(t *testing.T, p *Pacer) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := p.gauge.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetGauge().GetValue()
+}
