@@ -25,11 +25,12 @@ func shutdownRaft(r *raft.Raft, wait *peerWaitTransport) raft.Future {
 	return r.Shutdown()
 }
 
-// logCacheEntries is how many of a group's latest log entries stay in memory. The leader's replicators send
-// each new entry to every follower, and a follower applies what it just appended: without the cache both read
-// it back from Pebble (a skiplist seek and a decode per entry, ~4 % of a node's CPU under 64 writing clients).
-// Kept small because an entry of a batch put holds up to a hundred memories.
-const logCacheEntries = 64
+// logCacheEntries and logCacheBytes bound what each group keeps of its latest log entries in memory
+// (logcache.go): 64 single puts, or about 8 entries of a hundred-memory batch put.
+const (
+	logCacheEntries = 64
+	logCacheBytes   = 2 << 20
+)
 
 // raftRPCTimeout bounds one Raft RPC (and a coalesced heartbeat's wait for its reply): then it fails and raft
 // backs off.
@@ -117,11 +118,7 @@ func (n *Node) openRaft(group uint32, fsm raft.FSM, restoreOnStart bool, notify 
 		guard.dropped.Store(true)
 		guard.onConfigured = func() { n.clearDropped(group) }
 	}
-	logs, err := raft.NewLogCache(logCacheEntries, store)
-	if err != nil {
-		guard.Close()
-		return nil, fmt.Errorf("log cache of group %d: %w", group, err)
-	}
+	logs := newLogCache(store, logCacheEntries, logCacheBytes)
 	r, err := raft.NewRaft(c, fsm, logs, store, snaps, guard)
 	if err != nil {
 		guard.Close()
