@@ -31,7 +31,7 @@ type VectorIndex interface {
 	Score(ns, id string, q []float32) (float32, bool)
 	Dim() int
 	Len() int // vectors held
-	// Close drops every vector (the replica's indexes are closed).
+	// Close takes the vectors off the node's count of vector bytes (the replica's indexes are closed).
 	Close()
 }
 

@@ -15,6 +15,9 @@ type Index struct {
 	opts  Options
 	quant bool // namespaces keep an int8 slab and searches scan it
 	total atomic.Int64
+	// closed is set by Close: no slab is metered afterwards. A namespace metered before is unmetered by Close,
+	// under its lock, so a write racing Close is counted out either way.
+	closed atomic.Bool
 
 	mu     sync.RWMutex // guards spaces (the map only, not the namespaces)
 	spaces map[string]*namespace
@@ -221,17 +224,21 @@ func (ix *Index) DropNamespace(ns string) {
 	n.dropped = true // writers still holding n retry against a fresh namespace
 }
 
-// Close drops every namespace: the index holds nothing afterwards, and its rows leave its Meter. An index is
-// closed when its replica's indexes are, so the node's count of vector bytes follows the replicas it holds.
+// Close takes the index's slabs off its Meter for good: an index is closed when its replica's indexes are, so
+// the node's count of vector bytes follows the replicas it holds. The vectors stay searchable (a search that
+// raced the close still answers) until the index is dropped; writes after Close are not metered.
 func (ix *Index) Close() {
+	ix.closed.Store(true)
 	ix.mu.RLock()
-	names := make([]string, 0, len(ix.spaces))
-	for ns := range ix.spaces {
-		names = append(names, ns)
+	spaces := make([]*namespace, 0, len(ix.spaces))
+	for _, n := range ix.spaces {
+		spaces = append(spaces, n)
 	}
 	ix.mu.RUnlock()
-	for _, ns := range names {
-		ix.DropNamespace(ns)
+	for _, n := range spaces {
+		n.mu.Lock()
+		ix.unmetered(n)
+		n.mu.Unlock()
 	}
 }
 

@@ -29,6 +29,9 @@ func (m *Meter) add(n int64) {
 
 // metered brings the Meter up to date with n's slabs after a change. Caller holds n.mu for writing.
 func (ix *Index) metered(n *namespace) {
+	if ix.closed.Load() {
+		return
+	}
 	b := int64(4*cap(n.slab) + cap(n.q8) + 4*cap(n.qscale))
 	ix.opts.Meter.add(b - n.metered)
 	n.metered = b

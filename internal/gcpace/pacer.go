@@ -21,10 +21,8 @@ import (
 // the rows: heap goal = live + (live − rows) × Percent/100. Collections then come as often as they would if the
 // rows lived outside the heap; their marking cost does not change, because pointer-free rows are not scanned.
 
-// Sentinel errors.
-var (
-	ErrNoHeld = errors.New("gcpace: Options.Held is required")
-)
+// ErrNoHeld is New's answer to Options without Held.
+var ErrNoHeld = errors.New("gcpace: Options.Held is required")
 
 // Options configures a Pacer. Held is required; the other fields state their defaults.
 type Options struct {
@@ -51,21 +49,20 @@ type Pacer struct {
 	opts    Options
 	current int
 	gauge   prometheus.Gauge
-	sample  []metrics.Sample
+	sample  []metrics.Sample // the live heap and the collections so far
+	cycles  uint64           // collections when held was last read
+	held    int64            // Held() soon after the last collection: the rows that collection found live
 }
 
-// New validates o, fills its defaults and returns a Pacer. With GOGC=off in the environment there is nothing
-// to pace: New returns (nil, nil), and a nil Pacer's Run returns at once.
+// New validates o, fills its defaults and returns a Pacer. With GOGC=off (or 0) in the environment there is
+// nothing to pace: New returns (nil, nil), and a nil Pacer's Run returns at once.
 func New(o Options) (*Pacer, error) {
 	if o.Held == nil {
 		return nil, ErrNoHeld
 	}
 	if o.Percent == 0 {
-		p, off, err := envPercent(os.Getenv("GOGC"))
-		if err != nil {
-			return nil, err
-		}
-		if off {
+		p, off := envPercent(os.Getenv("GOGC"))
+		if off || p == 0 {
 			return nil, nil
 		}
 		o.Percent = p
@@ -86,7 +83,7 @@ func New(o Options) (*Pacer, error) {
 	p := &Pacer{opts: o, current: o.Percent,
 		gauge: prometheus.NewGauge(prometheus.GaugeOpts{Name: "memcluster_gc_percent",
 			Help: "GOGC the node runs with: the collector's headroom over the live heap, sized to the heap without its vector rows"}),
-		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}}
 	p.gauge.Set(float64(o.Percent))
 	if o.Registry != nil {
 		if err := o.Registry.Register(p.gauge); err != nil {
@@ -96,19 +93,20 @@ func New(o Options) (*Pacer, error) {
 	return p, nil
 }
 
-// envPercent reads GOGC as the runtime does: empty means 100, "off" turns collection off.
-func envPercent(v string) (percent int, off bool, err error) {
-	switch v {
-	case "":
-		return 100, false, nil
-	case "off":
-		return 0, true, nil
+// envPercent reads GOGC as the runtime does: "off" or a negative number turn collection off, a number is the
+// percent, anything else (empty included) is 100.
+func envPercent(v string) (percent int, off bool) {
+	if v == "off" {
+		return 0, true
 	}
-	p, err := strconv.Atoi(v)
-	if err != nil || p < 0 {
-		return 0, false, fmt.Errorf("gcpace: GOGC=%q: want a non-negative integer or off", v)
+	p, err := strconv.ParseInt(v, 10, 32)
+	switch {
+	case err != nil:
+		return 100, false
+	case p < 0:
+		return 0, true
 	}
-	return p, false, nil
+	return int(p), false
 }
 
 // Run paces the collector until ctx ends, then gives GOGC back its base value.
@@ -132,10 +130,15 @@ func (p *Pacer) Run(ctx context.Context) {
 // step sets GOGC for the heap as it is now, when it moved enough to matter.
 func (p *Pacer) step() {
 	metrics.Read(p.sample)
-	if p.sample[0].Value.Kind() != metrics.KindUint64 {
+	if p.sample[0].Value.Kind() != metrics.KindUint64 || p.sample[1].Value.Kind() != metrics.KindUint64 {
 		return
 	}
-	next := Percent(p.opts.Percent, p.opts.Floor, p.sample[0].Value.Uint64(), p.opts.Held())
+	// The live figure is the last collection's: held is read once per collection, so that rows added since
+	// (a shard's vectors loading at start) do not count against a live heap that does not hold them yet.
+	if c := p.sample[1].Value.Uint64(); c != p.cycles {
+		p.cycles, p.held = c, p.opts.Held()
+	}
+	next := Percent(p.opts.Percent, p.opts.Floor, p.sample[0].Value.Uint64(), p.held)
 	// Small moves are left alone: each call recomputes the pacer's goal under the heap lock.
 	if d := next - p.current; d > -3 && d < 3 && next != p.opts.Percent {
 		return

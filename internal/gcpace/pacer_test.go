@@ -40,14 +40,20 @@ func TestNewValidates(t *testing.T) {
 		t.Fatalf("New without Held: %v, want ErrNoHeld", err)
 	}
 	held := func() int64 { return 0 }
-	t.Setenv("GOGC", "fast")
-	if _, err := New(Options{Held: held}); err == nil {
-		t.Fatal("GOGC=fast accepted")
+	// GOGC as the runtime reads it: what it cannot parse is 100, negative or off is off.
+	for v, want := range map[string]int{"": 100, "fast": 100, "OFF": 100, "250": 250, "off": -1, "-1": -1, "0": -1} {
+		t.Setenv("GOGC", v)
+		p, err := New(Options{Held: held})
+		switch {
+		case err != nil:
+			t.Fatalf("GOGC=%q: %v", v, err)
+		case want < 0 && p != nil:
+			t.Fatalf("GOGC=%q: a pacer at %d, want none", v, p.opts.Percent)
+		case want >= 0 && (p == nil || p.opts.Percent != want):
+			t.Fatalf("GOGC=%q: pacer %+v, want percent %d", v, p, want)
+		}
 	}
-	t.Setenv("GOGC", "off")
-	if p, err := New(Options{Held: held}); err != nil || p != nil {
-		t.Fatalf("GOGC=off: pacer %v, err %v; want none", p, err)
-	}
+	t.Setenv("GOGC", "")
 	p, err := New(Options{Held: held, Percent: 50, Floor: 80})
 	if err != nil {
 		t.Fatal(err)
