@@ -32,9 +32,11 @@ func (ix *Index) metered(n *namespace) {
 	if ix.closed.Load() {
 		return
 	}
-	b := int64(4*cap(n.slab) + cap(n.q8) + 4*cap(n.qscale))
-	ix.opts.Meter.add(b - n.metered)
-	n.metered = b
+	// Most writes land within the slabs' capacity: the shared count is touched only when a slab grew or shrank.
+	if b := int64(4*cap(n.slab) + cap(n.q8) + 4*cap(n.qscale)); b != n.metered {
+		ix.opts.Meter.add(b - n.metered)
+		n.metered = b
+	}
 }
 
 // unmetered takes n's slabs off the Meter as n leaves the index. Caller holds n.mu for writing.

@@ -139,11 +139,8 @@ func (p *Pacer) step() {
 		p.cycles, p.held = c, p.opts.Held()
 	}
 	next := Percent(p.opts.Percent, p.opts.Floor, p.sample[0].Value.Uint64(), p.held)
-	// Small moves are left alone: each call recomputes the pacer's goal under the heap lock.
-	if d := next - p.current; d > -3 && d < 3 && next != p.opts.Percent {
-		return
-	}
-	if next == p.current {
+	// Small moves are left alone (each call recomputes the pacer's goal under the heap lock), but not a return to base.
+	if next == p.current || (abs(next-p.current) < 3 && next != p.opts.Percent) {
 		return
 	}
 	debug.SetGCPercent(next)
@@ -165,3 +162,5 @@ func Percent(base, floor int, live uint64, held int64) int {
 	p := int(int64(base) * rest / int64(live))
 	return max(floor, min(base, p))
 }
+
+func abs(x int) int { return max(x, -x) }
