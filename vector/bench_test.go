@@ -18,23 +18,27 @@ func BenchmarkDot(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, dim := range benchDims {
 		q, rows := randUnit(r, dim), randVec(r, dim*blockRows)
-		out := make([]float32, blockRows)
-		b.Run(fmt.Sprintf("dim=%d/kernel=asm", dim), func(b *testing.B) {
-			b.SetBytes(int64(dim * 4))
+		half, out := make([]uint16, dim*blockRows), make([]float32, blockRows)
+		for i := range blockRows {
+			encodeRow(half[i*dim:(i+1)*dim], nil, rows[i*dim:(i+1)*dim])
+		}
+		// half-precision kernels; bytes are the half row bytes scored.
+		b.Run(fmt.Sprintf("dim=%d/kernel=f16", dim), func(b *testing.B) {
+			b.SetBytes(int64(dim * 2))
 			for b.Loop() {
-				out[0] = dot(q, rows)
+				out[0] = dotF16(q, half)
 			}
 		})
-		b.Run(fmt.Sprintf("dim=%d/kernel=go", dim), func(b *testing.B) {
-			b.SetBytes(int64(dim * 4))
+		b.Run(fmt.Sprintf("dim=%d/kernel=f16-go", dim), func(b *testing.B) {
+			b.SetBytes(int64(dim * 2))
 			for b.Loop() {
-				out[0] = dotGeneric(q, rows)
+				out[0] = dotF16Generic(q, half)
 			}
 		})
-		b.Run(fmt.Sprintf("dim=%d/kernel=asm-batch256", dim), func(b *testing.B) {
-			b.SetBytes(int64(dim * 4 * blockRows))
+		b.Run(fmt.Sprintf("dim=%d/kernel=f16-batch256", dim), func(b *testing.B) {
+			b.SetBytes(int64(dim * 2 * blockRows))
 			for b.Loop() {
-				dotBatch(q, rows, out)
+				dotBatchF16(q, half, out)
 			}
 		})
 		q16, rows8, out32 := make([]int16, dim), make([]int8, dim*blockRows), make([]int32, blockRows)

@@ -4,19 +4,20 @@ package vector
 
 import "golang.org/x/sys/cpu"
 
-// hasAVX2FMA and hasAVX2 are read once at start-up; they are facts about
-// the CPU, not state.
+// hasAVX2FMAF16C and hasAVX2 are read once at start-up; they are facts about the CPU, not state.
 var (
-	hasAVX2FMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
-	hasAVX2    = cpu.X86.HasAVX2
+	hasAVX2FMAF16C = cpu.X86.HasAVX2 && cpu.X86.HasFMA && hasF16CInsn()
+	hasAVX2        = cpu.X86.HasAVX2
 )
 
-// dotBatchAVX2 sets out[i] = q · rows[i*dim:(i+1)*dim] for i < n. It is in
-// dot_amd64.s: one call scores a whole block, so the Go-to-asm call cost is
-// paid once per block instead of once per row.
+// dotBatchF16AVX2 sets out[i] = q · half row i of rows for i < n. It is in dot_f16_amd64.s: one call scores a
+// whole block, so the Go-to-asm call cost is paid once per block instead of once per row.
 //
 //go:noescape
-func dotBatchAVX2(q, rows *float32, dim, n int, out *float32)
+func dotBatchF16AVX2(q *float32, rows *uint16, dim, n int, out *float32)
+
+// hasF16CInsn reports whether the CPU converts half precision (F16C). It is in dot_f16_amd64.s.
+func hasF16CInsn() bool
 
 // dotBatchI8AVX2 sets out[i] = Σ_j q[j]*rows[i*dim+j] for i < n, in int32.
 // It is in dot_i8_amd64.s.
@@ -24,17 +25,24 @@ func dotBatchAVX2(q, rows *float32, dim, n int, out *float32)
 //go:noescape
 func dotBatchI8AVX2(q *int16, rows *int8, dim, n int, out *int32)
 
-// dotBatch sets out[i] to q · row i of rows (rows is len(q)-strided).
-func dotBatch(q, rows, out []float32) {
+// dotBatchF16 sets out[i] to q · half row i of rows (rows is len(q)-strided).
+func dotBatchF16(q []float32, rows []uint16, out []float32) {
 	if len(out) == 0 || len(q) == 0 {
 		return
 	}
 	_ = rows[len(out)*len(q)-1] // the assembly does no bounds checks
-	if hasAVX2FMA {
-		dotBatchAVX2(&q[0], &rows[0], len(q), len(out), &out[0])
+	if hasAVX2FMAF16C {
+		dotBatchF16AVX2(&q[0], &rows[0], len(q), len(out), &out[0])
 		return
 	}
-	dotBatchGeneric(q, rows, out)
+	dotBatchF16Generic(q, rows, out)
+}
+
+// dotF16 returns q · the half row r; r must be at least as long as q.
+func dotF16(q []float32, r []uint16) float32 {
+	var out [1]float32
+	dotBatchF16(q, r[:len(q)], out[:])
+	return out[0]
 }
 
 // dotBatchI8 sets out[i] to q · row i of the int8 rows (len(q)-strided).
@@ -48,11 +56,4 @@ func dotBatchI8(q []int16, rows []int8, out []int32) {
 		return
 	}
 	dotBatchI8Generic(q, rows, out)
-}
-
-// dot returns a · b; b must be at least as long as a.
-func dot(a, b []float32) float32 {
-	var out [1]float32
-	dotBatch(a, b[:len(a)], out[:])
-	return out[0]
 }

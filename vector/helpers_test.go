@@ -26,7 +26,7 @@ func naiveSearch(vecs map[string][]float32, q []float32, k int, filter func(stri
 	var all []Hit
 	for id, v := range vecs {
 		if filter == nil || filter(id) {
-			all = append(all, Hit{ID: id, Score: dot(q, v)})
+			all = append(all, Hit{ID: id, Score: storedScore(q, v)})
 		}
 	}
 	sort.Slice(all, func(i, j int) bool { return better(all[i], all[j]) })
@@ -34,4 +34,25 @@ func naiveSearch(vecs map[string][]float32, q []float32, k int, filter func(stri
 		all = all[:k]
 	}
 	return all
+}
+
+// stored returns v as the index stores it: its half row, int8 row and scale.
+func stored(v []float32) ([]uint16, []int8, float32) {
+	half, q8 := make([]uint16, len(v)), make([]int8, len(v))
+	s := encodeRow(half, q8, v)
+	return half, q8, s
+}
+
+// storedScore is q's score against v as the index stores it.
+func storedScore(q, v []float32) float32 {
+	half, _, s := stored(v)
+	return dotF16(q, half) * s
+}
+
+// asStored is v as the index hands it back: its half row scaled back.
+func asStored(v []float32) []float32 {
+	half, _, s := stored(v)
+	out := make([]float32, len(v))
+	decodeRow(out, half, s)
+	return out
 }

@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 )
 
-// Index is a vector index partitioned by namespace, scored by exact
-// float32 dot products (see Options.Exact for the quantized candidate scan). It is safe for
+// Index is a vector index partitioned by namespace, scored by dot products with the vectors as stored, in half
+// precision with a scale a row (see Options.Exact for the quantized candidate scan). It is safe for
 // concurrent use: searches run in parallel, and each namespace has its own
 // lock so writes to one user's vectors never block another user's searches.
 type Index struct {
@@ -100,8 +100,9 @@ func (ix *Index) UpsertMany(ns string, ids []string, vecs [][]float32) error {
 	return nil
 }
 
-// Rows calls fn with every vector of namespace ns, in storage order, under the namespace's read lock: fn must
-// not call back into the index, and must copy vec to keep it. A checkpoint of the index is written from it.
+// Rows calls fn with every vector of namespace ns as stored (in half precision, scaled back), in storage order,
+// under the namespace's read lock: fn must not call back into the index, and must copy vec to keep it (it is
+// reused for the next row). A checkpoint of the index is written from it; storing a row back gives the same row.
 func (ix *Index) Rows(ns string, fn func(id string, vec []float32)) {
 	n := ix.lookup(ns)
 	if n == nil {
@@ -112,14 +113,16 @@ func (ix *Index) Rows(ns string, fn func(id string, vec []float32)) {
 	if n.dropped {
 		return
 	}
+	vec := make([]float32, ix.dim)
 	for i, id := range n.ids {
-		fn(id, n.slab[i*ix.dim:(i+1)*ix.dim])
+		decodeRow(vec, n.half[i*ix.dim:(i+1)*ix.dim], n.scale[i])
+		fn(id, vec)
 	}
 }
 
 // Load stores the vector slab[i*dim:(i+1)*dim] under (ns, ids[i]) for every i. When ns holds nothing (an open
-// loading a checkpoint) the namespace takes ids and slab as its own, without copying them: the caller must not
-// use either afterwards. Otherwise it is UpsertMany.
+// loading a checkpoint) the namespace takes ids as its own and sizes its slabs to the rows exactly: the caller
+// must not use ids afterwards. Otherwise it is UpsertMany.
 func (ix *Index) Load(ns string, ids []string, slab []float32) error {
 	if len(slab) != len(ids)*ix.dim {
 		return fmt.Errorf("%w: %d floats for %d vectors of %d", ErrDimension, len(slab), len(ids), ix.dim)
@@ -137,21 +140,22 @@ func (ix *Index) Load(ns string, ids []string, slab []float32) error {
 		}
 		slot[id] = i
 	}
+	vecs := make([][]float32, len(ids))
+	for i := range ids {
+		vecs[i] = slab[i*ix.dim : (i+1)*ix.dim]
+	}
 	n := ix.lockLive(ns)
 	if len(n.ids) > 0 {
 		n.mu.Unlock()
-		vecs := make([][]float32, len(ids))
-		for i := range ids {
-			vecs[i] = slab[i*ix.dim : (i+1)*ix.dim]
-		}
 		return ix.UpsertMany(ns, ids, vecs)
 	}
-	n.ids, n.slab, n.slot = ids, slab, slot
+	n.ids, n.slot = ids, slot
+	n.half, n.scale = make([]uint16, len(slab)), make([]float32, len(ids))
 	if n.quant {
-		n.q8, n.qscale = make([]int8, len(slab)), make([]float32, len(ids))
-		for i := range ids {
-			n.qscale[i] = quantize(n.q8[i*ix.dim:(i+1)*ix.dim], slab[i*ix.dim:(i+1)*ix.dim])
-		}
+		n.q8 = make([]int8, len(slab))
+	}
+	for i, v := range vecs {
+		n.scale[i] = encodeRow(n.half[i*ix.dim:(i+1)*ix.dim], n.q8row(i, ix.dim), v)
 	}
 	ix.total.Add(int64(len(ids)))
 	ix.metered(n)
@@ -280,7 +284,7 @@ func (ix *Index) lookupOrCreate(ns string) *namespace {
 	return n
 }
 
-// Score returns the exact score (dot product) of q against the stored vector of id in namespace ns, and false
+// Score returns the score (dot product) of q against the stored vector of id in namespace ns, and false
 // when ns has no such id or q has the wrong length. Hybrid search uses it to score candidates that only the
 // full-text side found, without reading their records.
 func (ix *Index) Score(ns, id string, q []float32) (float32, bool) {
@@ -297,5 +301,5 @@ func (ix *Index) Score(ns, id string, q []float32) (float32, bool) {
 	if !ok || n.dropped {
 		return 0, false
 	}
-	return dot(q, n.slab[s*ix.dim:(s+1)*ix.dim]), true
+	return dotF16(q, n.half[s*ix.dim:(s+1)*ix.dim]) * n.scale[s], true
 }

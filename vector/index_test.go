@@ -305,7 +305,8 @@ func TestTopKKeepsTheBest(t *testing.T) {
 	}
 }
 
-// Rows hands out every vector of a namespace as stored, after replacements and deletes.
+// Rows hands out every vector of a namespace as stored (in half precision, scaled back), after replacements and
+// deletes.
 func TestRowsListsTheNamespace(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
 	ix := New(16)
@@ -322,6 +323,9 @@ func TestRowsListsTheNamespace(t *testing.T) {
 	}
 	got := map[string][]float32{}
 	ix.Rows("u", func(id string, v []float32) { got[id] = slices.Clone(v) })
+	for id, v := range vecs {
+		vecs[id] = asStored(v)
+	}
 	if !reflect.DeepEqual(got, vecs) {
 		t.Fatalf("rows: %d, want %d", len(got), len(vecs))
 	}

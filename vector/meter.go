@@ -12,8 +12,8 @@ type Meter struct {
 // NewMeter returns a Meter at zero.
 func NewMeter() *Meter { return &Meter{} }
 
-// Bytes is what the slabs of the Meter's indexes take: dim float32 components a row, and with the quantized scan
-// an int8 copy and its scale.
+// Bytes is what the slabs of the Meter's indexes take: dim half-precision components and a scale a row, and
+// with the quantized scan an int8 copy.
 func (m *Meter) Bytes() int64 {
 	if m == nil {
 		return 0
@@ -33,7 +33,7 @@ func (ix *Index) metered(n *namespace) {
 		return
 	}
 	// Most writes land within the slabs' capacity: the shared count is touched only when a slab grew or shrank.
-	if b := int64(4*cap(n.slab) + cap(n.q8) + 4*cap(n.qscale)); b != n.metered {
+	if b := int64(2*cap(n.half) + 4*cap(n.scale) + cap(n.q8)); b != n.metered {
 		ix.opts.Meter.add(b - n.metered)
 		n.metered = b
 	}

@@ -6,8 +6,8 @@ import "testing"
 // doubling over them), and is back at zero once both are closed, whatever comes after.
 func TestMeterCountsRowsHeld(t *testing.T) {
 	m := NewMeter()
-	q := NewWithOptions(64, Options{Meter: m})              // quantized: 64×4 + 64 + 4 bytes a row
-	e := NewWithOptions(64, Options{Meter: m, Exact: true}) // float32 only: 256 bytes a row
+	q := NewWithOptions(64, Options{Meter: m})              // quantized: 64×2 + 4 + 64 bytes a row
+	e := NewWithOptions(64, Options{Meter: m, Exact: true}) // half rows only: 64×2 + 4 bytes a row
 	vec := func(x float32) []float32 {
 		v := make([]float32, 64)
 		v[0] = x
@@ -15,8 +15,8 @@ func TestMeterCountsRowsHeld(t *testing.T) {
 	}
 	want := func(step string) {
 		t.Helper()
-		rows := int64(q.Len())*324 + int64(e.Len())*256
-		if got := m.Bytes(); got < rows || got > 2*rows+4*324 {
+		rows := int64(q.Len())*196 + int64(e.Len())*132
+		if got := m.Bytes(); got < rows || got > 2*rows+4*196 {
 			t.Fatalf("%s: meter %d bytes for %d + %d rows (%d bytes)", step, got, q.Len(), e.Len(), rows)
 		}
 	}

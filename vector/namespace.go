@@ -5,16 +5,15 @@ import (
 	"sync"
 )
 
-// namespace holds one user's vectors: a dim-strided float32 slab scanned
-// linearly, optionally an int8 copy of it (q8, with one scale per row), and
-// ids[slot] and slot[id] kept in step. Deletes swap the last row into the
-// hole of every slab so they stay dense and aligned.
+// namespace holds one user's vectors: a dim-strided slab of half-precision rows with one scale a row (see
+// encodeRow), scanned linearly, optionally an int8 copy of the rows (q8), and ids[slot] and slot[id] kept in
+// step. Deletes swap the last row into the hole of every slab so they stay dense and aligned.
 type namespace struct {
 	mu      sync.RWMutex
-	slab    []float32 // len == len(ids)*dim; exact scores come from here
-	q8      []int8    // len == len(ids)*dim if quantized, else nil
-	qscale  []float32 // row i ≈ qscale[i] * q8 row i; len == len(ids) if quantized
-	quant   bool      // keep q8/qscale
+	half    []uint16  // len == len(ids)*dim; scores come from here
+	scale   []float32 // len == len(ids): row i ≈ scale[i] × half row i
+	q8      []int8    // len == len(ids)*dim if quantized (round(127 × half)), else nil
+	quant   bool      // keep q8
 	ids     []string
 	slot    map[string]int
 	dropped bool  // set under mu once the namespace left the index; writers must retry
@@ -29,22 +28,26 @@ func newNamespace(quant bool) *namespace {
 func (n *namespace) upsert(id string, vec []float32) bool {
 	dim := len(vec)
 	s, ok := n.slot[id]
-	if ok {
-		copy(n.slab[s*dim:(s+1)*dim], vec)
-	} else {
+	if !ok {
 		s = len(n.ids)
 		n.slot[id] = s
 		n.ids = append(n.ids, id)
-		n.slab = append(n.slab, vec...)
+		n.half = append(n.half, make([]uint16, dim)...)
+		n.scale = append(n.scale, 0)
 		if n.quant {
 			n.q8 = append(n.q8, make([]int8, dim)...)
-			n.qscale = append(n.qscale, 0)
 		}
 	}
-	if n.quant {
-		n.qscale[s] = quantize(n.q8[s*dim:(s+1)*dim], vec)
-	}
+	n.scale[s] = encodeRow(n.half[s*dim:(s+1)*dim], n.q8row(s, dim), vec)
 	return !ok
+}
+
+// q8row is row s of the int8 slab, or nil when there is none.
+func (n *namespace) q8row(s, dim int) []int8 {
+	if !n.quant {
+		return nil
+	}
+	return n.q8[s*dim : (s+1)*dim]
 }
 
 // grow makes room for rows more rows (some may replace existing ones and need none) in one reallocation of
@@ -52,10 +55,10 @@ func (n *namespace) upsert(id string, vec []float32) bool {
 func (n *namespace) grow(rows, dim int) {
 	// slices.Grow leaves a slab whose capacity suffices as it is; each is checked on its own.
 	n.ids = slices.Grow(n.ids, rows)
-	n.slab = slices.Grow(n.slab, rows*dim)
+	n.half = slices.Grow(n.half, rows*dim)
+	n.scale = slices.Grow(n.scale, rows)
 	if n.quant {
 		n.q8 = slices.Grow(n.q8, rows*dim)
-		n.qscale = slices.Grow(n.qscale, rows)
 	}
 }
 
@@ -67,10 +70,10 @@ func (n *namespace) remove(id string, dim int) bool {
 	}
 	last := len(n.ids) - 1
 	if s != last {
-		copy(n.slab[s*dim:(s+1)*dim], n.slab[last*dim:])
+		copy(n.half[s*dim:(s+1)*dim], n.half[last*dim:])
+		n.scale[s] = n.scale[last]
 		if n.quant {
 			copy(n.q8[s*dim:(s+1)*dim], n.q8[last*dim:])
-			n.qscale[s] = n.qscale[last]
 		}
 		moved := n.ids[last]
 		n.ids[s] = moved
@@ -78,10 +81,10 @@ func (n *namespace) remove(id string, dim int) bool {
 	}
 	n.ids[last] = "" // drop the string reference
 	n.ids = n.ids[:last]
-	n.slab = n.slab[:last*dim]
+	n.half = n.half[:last*dim]
+	n.scale = n.scale[:last]
 	if n.quant {
 		n.q8 = n.q8[:last*dim]
-		n.qscale = n.qscale[:last]
 	}
 	delete(n.slot, id)
 	n.shrink(dim)
@@ -97,9 +100,9 @@ func (n *namespace) shrink(dim int) {
 		return
 	}
 	n.ids = append(make([]string, 0, 2*rows), n.ids...)
-	n.slab = append(make([]float32, 0, 2*rows*dim), n.slab...)
+	n.half = append(make([]uint16, 0, 2*rows*dim), n.half...)
+	n.scale = append(make([]float32, 0, 2*rows), n.scale...)
 	if n.quant {
 		n.q8 = append(make([]int8, 0, 2*rows*dim), n.q8...)
-		n.qscale = append(make([]float32, 0, 2*rows), n.qscale...)
 	}
 }

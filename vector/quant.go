@@ -14,16 +14,7 @@ import "math"
 // only one safe for any unit vector) would waste ~3 of the 7 bits.
 func quantize(dst []int8, v []float32) float32 {
 	dst = dst[:len(v)]
-	var m float32
-	for _, x := range v {
-		// Plain comparisons: the float max builtin orders NaN and signed zeros, and costs several times more.
-		if a := abs32(x); a > m {
-			m = a
-		} else if a != a {
-			m = a // NaN
-			break
-		}
-	}
+	m := maxAbs(v)
 	if m == 0 || m != m || m > math.MaxFloat32 { // zero, NaN or Inf: all zeros
 		clear(dst)
 		return 0

@@ -83,7 +83,7 @@ func TestQuantizeError(t *testing.T) {
 }
 
 // TestQuantSearchExactScores checks, on a quantized index, that every hit
-// carries the exact float32 score of its vector, hits are in order, filters
+// carries the score of its vector as stored, hits are in order, filters
 // apply, and with a generous re-rank the result equals the exact search.
 func TestQuantSearchExactScores(t *testing.T) {
 	r := rand.New(rand.NewPCG(19, 20))
@@ -101,8 +101,8 @@ func TestQuantSearchExactScores(t *testing.T) {
 						t.Fatalf("dim %d k %d: %d hits, want %d", dim, k, len(got), len(want))
 					}
 					for i, h := range got {
-						if h.Score != dot(q, vecs[h.ID]) {
-							t.Fatalf("dim %d: hit %v, exact score %v", dim, h, dot(q, vecs[h.ID]))
+						if h.Score != storedScore(q, vecs[h.ID]) {
+							t.Fatalf("dim %d: hit %v, exact score %v", dim, h, storedScore(q, vecs[h.ID]))
 						}
 						if filter != nil && !filter(h.ID) {
 							t.Fatalf("filtered id %s returned", h.ID)
@@ -121,8 +121,8 @@ func TestQuantSearchExactScores(t *testing.T) {
 }
 
 // TestQuantSlabInvariant drives upserts, replaces, deletes (swap-removes)
-// and shrinks, then checks every int8 row is the quantization of the
-// float32 row in the same slot, and that quantized searches agree with the model.
+// and shrinks, then checks every half and int8 row is the encoding of the
+// model's vector in the same slot, and that quantized searches agree with the model.
 func TestQuantSlabInvariant(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	const dim = 64
@@ -153,23 +153,25 @@ func TestQuantSlabInvariant(t *testing.T) {
 		}
 		n := ix.lookup("u")
 		n.mu.RLock()
-		if len(n.q8) != len(n.ids)*dim || len(n.qscale) != len(n.ids) || len(n.ids) != len(model) {
-			t.Fatalf("lengths: q8 %d scales %d ids %d model %d", len(n.q8), len(n.qscale), len(n.ids), len(model))
+		if len(n.q8) != len(n.ids)*dim || len(n.half) != len(n.ids)*dim || len(n.scale) != len(n.ids) ||
+			len(n.ids) != len(model) {
+			t.Fatalf("lengths: q8 %d half %d scales %d ids %d model %d", len(n.q8), len(n.half), len(n.scale),
+				len(n.ids), len(model))
 		}
-		want := make([]int8, dim)
 		for s, id := range n.ids {
-			if !slices.Equal(n.slab[s*dim:(s+1)*dim], model[id]) {
-				t.Fatalf("slot %d (%s): float32 row differs from model", s, id)
+			half, q8, sc := stored(model[id])
+			if !slices.Equal(n.half[s*dim:(s+1)*dim], half) || sc != n.scale[s] {
+				t.Fatalf("slot %d (%s): half row differs from the model's", s, id)
 			}
-			if sc := quantize(want, model[id]); sc != n.qscale[s] || !slices.Equal(want, n.q8[s*dim:(s+1)*dim]) {
-				t.Fatalf("slot %d (%s): int8 row not the quantization of its float32 row", s, id)
+			if !slices.Equal(q8, n.q8[s*dim:(s+1)*dim]) {
+				t.Fatalf("slot %d (%s): int8 row not the quantization of its half row", s, id)
 			}
 		}
 		n.mu.RUnlock()
 		q := randUnit(r, dim)
 		for _, h := range ix.Search("u", q, 3, nil) {
-			if h.Score != dot(q, model[h.ID]) {
-				t.Fatalf("hit %v, exact %v", h, dot(q, model[h.ID]))
+			if h.Score != storedScore(q, model[h.ID]) {
+				t.Fatalf("hit %v, exact %v", h, storedScore(q, model[h.ID]))
 			}
 		}
 	}

@@ -7,7 +7,7 @@ import "sync"
 const blockRows = 256
 
 // Search returns up to k hits of namespace ns best first by dot product with
-// q, ties broken by id; scores are exact float32 dot products. filter, if
+// q, ties broken by id; scores are float32 dot products with the stored rows (half precision, scaled back). filter, if
 // non-nil, excludes ids for which it returns false; it is called only for
 // rows that would enter the top k (or, on the quantized path, the top
 // max(k*Rerank, RerankMin) candidates), never concurrently, and while ns is
@@ -16,7 +16,7 @@ const blockRows = 256
 //
 // Unless Options.Exact is set (or Dim() < 64), a namespace with more rows
 // than the candidate count is searched approximately-then-exactly: an int8
-// scan picks the candidates and they are re-scored in float32. A true top-k
+// scan picks the candidates and they are re-scored from their half rows. A true top-k
 // row is missed only if its int8 score falls below that of all candidates;
 // see DESIGN.md for measured recall.
 func (ix *Index) Search(ns string, q []float32, k int, filter func(id string) bool) []Hit {
@@ -45,30 +45,30 @@ func (ix *Index) search(ns string, q []float32, k int, filter func(id string) bo
 	}
 	dim := ix.dim
 	return ix.scanAll(rows, k, filter, func(t *topK, lo, hi int, f func(string) bool) {
-		scan(t, q, n.slab[lo*dim:hi*dim], n.ids[lo:hi], f)
+		scan(t, q, n.half[lo*dim:hi*dim], n.scale[lo:hi], n.ids[lo:hi], f)
 	})
 }
 
 // searchQuant scans the int8 slab for the c best candidates by approximate
-// score, then re-scores them with the float32 kernel and keeps the top k.
+// score, then re-scores them from their half rows and keeps the top k.
 func (ix *Index) searchQuant(n *namespace, q []float32, k, c int, filter func(string) bool) []Hit {
 	dim := ix.dim
 	qq := make([]int16, dim)
 	quantizeQuery(qq, q)
 	parts := scanParts(ix, len(n.ids), filter, func() *rowTopK { return newRowTopK(c, n.ids) },
-		func(t *rowTopK, lo, hi int, f func(string) bool) { scanQ8(t, qq, n.q8, n.qscale, lo, hi, f) })
+		func(t *rowTopK, lo, hi int, f func(string) bool) { scanQ8(t, qq, n.q8, n.scale, lo, hi, f) })
 	cands := parts[0]
 	for _, p := range parts[1:] {
 		for _, h := range p.hits {
 			cands.offer(h)
 		}
 	}
-	// Candidates are few (c, ~80): one exact dot each, from their rows. Same
-	// kernel as the float32 scan, so scores are bit-identical to it.
+	// Candidates are few (c, ~80): one dot each with its half row, from their rows. Same kernel and scaling as
+	// the flat scan, so scores are bit-identical to it.
 	t := newTopK(k)
 	for _, h := range cands.hits {
 		r := int(h.row)
-		t.offer(Hit{ID: n.ids[r], Score: dot(q, n.slab[r*dim:(r+1)*dim])})
+		t.offer(Hit{ID: n.ids[r], Score: dotF16(q, n.half[r*dim:(r+1)*dim]) * n.scale[r]})
 	}
 	return t.sorted()
 }
@@ -114,21 +114,24 @@ func scanParts[T any](ix *Index, rows int, filter func(string) bool, newPart fun
 	return parts
 }
 
-// scan offers every row of slab (ids[i] owns row i) to t. Most rows score
-// below the heap's floor, so that test comes first and touches no id.
-func scan(t *topK, q, slab []float32, ids []string, filter func(string) bool) {
+// scan offers every half row of slab (ids[i] owns row i, scaled by scales[i]) to t. Most rows score below the
+// heap's floor, so that test comes first and touches no id.
+func scan(t *topK, q []float32, slab []uint16, scales []float32, ids []string, filter func(string) bool) {
 	dim := len(q)
 	var scores [blockRows]float32
 	for base := 0; base < len(ids); base += blockRows {
 		m := min(blockRows, len(ids)-base)
-		dotBatch(q, slab[base*dim:(base+m)*dim], scores[:m])
+		dotBatchF16(q, slab[base*dim:(base+m)*dim], scores[:m])
+		for i, s := range scales[base : base+m] {
+			scores[i] *= s
+		}
 		offerBlock(t, scores[:m], ids[base:base+m], filter)
 	}
 }
 
 // scanQ8 is scan over rows lo to hi of the int8 slab: the approximate score
 // of row i is its int32 dot product with the quantized query times the row's
-// scale.
+// scale (the int8 row is 127 × its half row, a constant factor ranking ignores).
 func scanQ8(t *rowTopK, q []int16, q8 []int8, scales []float32, lo, hi int, filter func(string) bool) {
 	dim := len(q)
 	var dots [blockRows]int32

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "reduce_amd64.h"
 
 // func sumAVX2(x *float32, n int) float32
 //
@@ -28,15 +29,7 @@ loop:
 	JLT    loop
 
 reduce:
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VMOVHLPS     X0, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VADDSS       X1, X0, X0
+	REDUCE4
 	VMOVSS       X0, ret+16(FP)
 	VZEROUPPER
 	RET

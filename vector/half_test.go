@@ -1,0 +1,104 @@
+package vector
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/x448/float16"
+)
+
+// A row keeps 11 significant bits of every component against its largest, whatever the vector's magnitude;
+// decoding and encoding again gives the same row (a checkpoint reloaded holds what was written); vectors that
+// cannot be scaled are stored as zeros.
+func TestEncodeRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, mag := range []float64{1e-30, 1e-6, 1, 3e4, 1e6, 1e30} {
+		for _, dim := range []int{1, 7, 64, 256, 1536} {
+			v := make([]float32, dim)
+			for i := range v {
+				v[i] = float32(r.NormFloat64() * mag)
+			}
+			half, q8, scale := stored(v)
+			back := make([]float32, dim)
+			decodeRow(back, half, scale)
+			m := float64(maxAbs(v))
+			for i := range v {
+				// Half rounding (2^-11 relative, 2^-25 of the largest below the normal range) and the float32
+				// products around it.
+				if d := math.Abs(float64(back[i] - v[i])); d > math.Abs(float64(v[i]))*(1.0/2048+1e-6)+m*0x1p-24 {
+					t.Fatalf("mag %g dim %d [%d]: %v stored as %v", mag, dim, i, v[i], back[i])
+				}
+				if want := math.Round(127 * float64(back[i]) / float64(scale)); float64(q8[i]) != want {
+					t.Fatalf("mag %g dim %d [%d]: int8 %d, want %v", mag, dim, i, q8[i], want)
+				}
+			}
+			half2, q82, scale2 := stored(back)
+			if scale2 != scale || !slices.Equal(half2, half) || !slices.Equal(q82, q8) {
+				t.Fatalf("mag %g dim %d: re-encoding its own decoding changed the row", mag, dim)
+			}
+		}
+	}
+	for _, v := range [][]float32{{0, 0, 0}, {1, float32(math.NaN()), 2}, {1, float32(math.Inf(-1)), 2}} {
+		half, q8, scale := stored(v)
+		if scale != 0 || slices.ContainsFunc(half, func(h uint16) bool { return h != 0 }) ||
+			slices.ContainsFunc(q8, func(q int8) bool { return q != 0 }) {
+			t.Fatalf("%v stored as %v %v scale %v", v, half, q8, scale)
+		}
+	}
+}
+
+// Scores from half rows stay within half precision's rounding of the float32 dot products.
+func TestHalfScoresCloseToFloat32(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	for _, dim := range []int{16, 256, 1536} {
+		ix := New(dim)
+		vecs := fill(t, ix, r, "u", 500)
+		for range 20 {
+			q := randUnit(r, dim)
+			for _, h := range ix.Search("u", q, 10, nil) {
+				if d := math.Abs(float64(h.Score - dot(q, vecs[h.ID]))); d > 2e-3 {
+					t.Fatalf("dim %d: %s scored %v, float32 %v", dim, h.ID, h.Score, dot(q, vecs[h.ID]))
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkEncodeRow: one 256-d row to its half and int8 rows, as every stored vector (and every vector a restart
+// reloads) is encoded.
+func BenchmarkEncodeRow(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	v := make([]float32, 256)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	half, q8 := make([]uint16, len(v)), make([]int8, len(v))
+	for b.Loop() {
+		encodeRow(half, q8, v)
+	}
+}
+
+// toHalf's bit operations round as the float16 package does, over a sweep of float32 values through half's
+// normal range and its edges.
+func TestToHalfMatchesFloat16(t *testing.T) {
+	check := func(x float32) {
+		h, r := toHalf(x)
+		f := float16.Fromfloat32(x)
+		if h != f.Bits() || math.Float32bits(r) != math.Float32bits(f.Float32()) {
+			t.Fatalf("%v (%#x): half %#x value %v, float16 %#x %v", x, math.Float32bits(x), h, r, f.Bits(), f.Float32())
+		}
+	}
+	// Every 61st float32 from below half's least subnormal to past its largest finite value, both signs; the
+	// stride is odd, so every pattern of the low bits that rounding reads comes up.
+	for b := uint32(0x33000000); b < 0x47900000; b += 61 {
+		check(math.Float32frombits(b))
+		check(math.Float32frombits(b | 1<<31))
+	}
+	for _, x := range []float32{0, 1, -1, 65504, 65519.99, 65520, 1e9, float32(math.Inf(1)), 0x1p-14, 0x1p-15,
+		0x1p-24, 0x1p-25, 1 + 0x1p-11, 1 + 0x1p-11 + 0x1p-23, 1 + 3*0x1p-11} {
+		check(x)
+		check(-x)
+	}
+}
