@@ -288,7 +288,7 @@ func (s *ShardIndex) loadCheckpoint(applied, term uint64) (tail int, why string,
 }
 
 // readCheckpoint loads every user of the checkpoint, listing each in users as it starts on it.
-// Each user's vectors are handed to the vector index (which quantizes them) on another goroutine while the next
+// Each user's vectors are handed to the vector index (which encodes them) on another goroutine while the next
 // users' attributes are read, so an open uses two cores instead of one.
 func (s *ShardIndex) readCheckpoint(r *ckptReader, h checkpointHeader, users *[]string) (err error) {
 	s.mu.Lock()
@@ -314,10 +314,12 @@ func (s *ShardIndex) readCheckpoint(r *ckptReader, h checkpointHeader, users *[]
 			err = lerr
 		}
 	}()
+	known := map[string]string{} // this user's memory ids, for its vectors to share
 	for range h.users {
 		user := r.str()
 		*users = append(*users, user)
 		n := 0
+		clear(known)
 		s.mu.Lock()
 		for {
 			id, a, e := r.memory(user)
@@ -325,6 +327,7 @@ func (s *ShardIndex) readCheckpoint(r *ckptReader, h checkpointHeader, users *[]
 				break
 			}
 			n++
+			known[id] = id
 			s.attrs[id] = a
 			if a.retired || a.archive {
 				s.anyHidden.Store(true)
@@ -332,11 +335,11 @@ func (s *ShardIndex) readCheckpoint(r *ckptReader, h checkpointHeader, users *[]
 			s.tl.noteEntryLocked(user, id, e)
 		}
 		s.mu.Unlock()
-		// The index takes the slab as it is: one allocation of the right size per user, no copy.
+		// The index takes the ids as they are and sizes its rows to them.
 		ids, slab := make([]string, 0, n), make([]float32, 0, n*h.dim)
 		for {
 			var id string
-			if id, slab = r.vector(h.dim, slab); id == "" {
+			if id, slab = r.vector(h.dim, slab, known); id == "" {
 				break
 			}
 			ids = append(ids, id)

@@ -145,9 +145,13 @@ func flagIf(on bool, bit byte) byte {
 // ckptReader decodes a checkpoint held in memory whose CRC was checked; the first malformed field sets err and
 // every later read returns zero values.
 type ckptReader struct {
-	b   []byte
-	err error
+	b    []byte
+	err  error
+	syms map[string]string // the values sym has read, each once
 }
+
+// maxSyms bounds what sym keeps: values past it (run ids unique to every memory, say) are read as str reads them.
+const maxSyms = 1 << 16
 
 // newCkptReader checks data's magic, version and CRC.
 func newCkptReader(data []byte) (*ckptReader, error) {
@@ -182,18 +186,48 @@ func (r *ckptReader) uvarint() uint64 {
 	return v
 }
 
-func (r *ckptReader) str() string {
+func (r *ckptReader) str() string { return string(r.raw()) }
+
+// raw reads a string's bytes, without copying them.
+func (r *ckptReader) raw() []byte {
 	n := r.uvarint()
 	if n > uint64(len(r.b)) {
 		r.fail("string")
-		return ""
+		return nil
 	}
-	s := string(r.b[:n])
+	b := r.b[:n]
 	r.b = r.b[n:]
+	return b
+}
+
+// strIn is str returning known's copy of the string when known holds it.
+func (r *ckptReader) strIn(known map[string]string) string {
+	b := r.raw()
+	if s, ok := known[string(b)]; ok {
+		return s
+	}
+	return string(b)
+}
+
+// sym is str for a value that many memories share (a type, an agent, a run, an actor, a name, a tag): every
+// memory that holds it gets the same string rather than a copy of its own.
+func (r *ckptReader) sym() string {
+	b := r.raw()
+	if s, ok := r.syms[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(r.syms) < maxSyms {
+		if r.syms == nil {
+			r.syms = make(map[string]string)
+		}
+		r.syms[s] = s
+	}
 	return s
 }
 
-func (r *ckptReader) strs() []string {
+// symList reads a list of sym values.
+func (r *ckptReader) symList() []string {
 	n := r.uvarint()
 	if n > uint64(len(r.b)) { // each string takes at least a byte
 		r.fail("list")
@@ -204,7 +238,7 @@ func (r *ckptReader) strs() []string {
 	}
 	ss := make([]string, n)
 	for i := range ss {
-		ss[i] = r.str()
+		ss[i] = r.sym()
 	}
 	return ss
 }
@@ -220,7 +254,7 @@ func (r *ckptReader) memory(user string) (string, *attrs, *tlEntry) {
 	if id == "" {
 		return "", nil, nil
 	}
-	a := &attrs{user: user, typ: memory.Type(r.str()), agent: r.str(), run: r.str()}
+	a := &attrs{user: user, typ: memory.Type(r.sym()), agent: r.sym(), run: r.sym()}
 	if len(r.b) == 0 {
 		r.fail("memory")
 		return "", nil, nil
@@ -239,14 +273,15 @@ func (r *ckptReader) memory(user string) (string, *attrs, *tlEntry) {
 		a.occurred = time.Unix(sec, int64(r.uvarint())).UTC()
 	}
 	e.occurred = a.occurred
-	a.tags = r.strs()
-	e.actor, e.names = r.str(), r.strs()
+	a.tags = r.symList()
+	e.actor, e.names = r.sym(), r.symList()
 	return id, a, e
 }
 
-// vector reads one vector of dim floats, appended to v; "" ends the user's list.
-func (r *ckptReader) vector(dim int, v []float32) (string, []float32) {
-	id := r.str()
+// vector reads one vector of dim floats, appended to v; "" ends the user's list. Its id is ids' copy when ids
+// holds it (the id its memory was read under), so the two share one string.
+func (r *ckptReader) vector(dim int, v []float32, ids map[string]string) (string, []float32) {
+	id := r.strIn(ids)
 	if id == "" {
 		return "", v
 	}
