@@ -60,3 +60,38 @@ func TestReadsHitTheBlockCacheAndFilters(t *testing.T) {
 		}
 	}
 }
+
+// HeapBytes counts the memtables and cached blocks a build without cgo holds on the Go heap (none with cgo), and
+// answers 0 once the DB is closed, however late it is asked.
+func TestHeapBytesCountsPebblesBuffers(t *testing.T) {
+	db, err := Open("db", Options{FS: vfs.NewMem(), CacheSize: 1 << 20, MemTableSize: 1 << 20, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := db.Pebble()
+	for i := range 100 {
+		if err := p.Set(fmt.Appendf(nil, "k%05d", i), make([]byte, 512), pebble.NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		if _, err := db.get(fmt.Appendf(nil, "k%05d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	switch got := db.HeapBytes(); {
+	case pebbleOnGoHeap && got < 64<<10:
+		t.Fatalf("HeapBytes %d: a memtable and the blocks just read are on the Go heap", got)
+	case !pebbleOnGoHeap && got != 0:
+		t.Fatalf("HeapBytes %d with cgo: Pebble's buffers are off the Go heap", got)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := db.HeapBytes(); got != 0 {
+		t.Fatalf("HeapBytes %d after Close", got)
+	}
+}

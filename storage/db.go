@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -86,6 +87,27 @@ type DB struct {
 	log    *slog.Logger
 	opts   Options
 	health *diskHealth
+
+	// closeMu orders Close after HeapBytes calls in flight (a background reader may outlive the node's jobs);
+	// closed makes later ones answer 0.
+	closeMu sync.RWMutex
+	closed  bool
+}
+
+// HeapBytes is what Pebble's block cache and memtables hold on the Go heap: pointer-free buffers that stay until
+// evicted or flushed, which the node's collector pacing leaves out of its headroom as it does the vectors. It is
+// 0 when Pebble allocates them outside the Go heap (a build with cgo).
+func (d *DB) HeapBytes() int64 {
+	if !pebbleOnGoHeap {
+		return 0
+	}
+	d.closeMu.RLock()
+	defer d.closeMu.RUnlock()
+	if d.closed {
+		return 0
+	}
+	m := d.db.Metrics()
+	return m.BlockCache.Size + int64(m.MemTable.Size)
 }
 
 // Open opens or creates the DB in dir and checks its key format version.
@@ -136,7 +158,12 @@ func (d *DB) checkFormat() error {
 func (d *DB) Pebble() *pebble.DB { return d.db }
 
 // Close closes the DB.
-func (d *DB) Close() error { return d.db.Close() }
+func (d *DB) Close() error {
+	d.closeMu.Lock()
+	defer d.closeMu.Unlock()
+	d.closed = true
+	return d.db.Close()
+}
 
 // GetNode reads a node-local value; nil when absent.
 func (d *DB) GetNode(name string) ([]byte, error) {

@@ -83,16 +83,19 @@ func parseBytes(s string) (int64, error) {
 }
 
 // startGCPacing runs the collector's pacer (internal/gcpace) unless --gc-pacing is off or GOGC=off, and exports
-// the vectors' bytes as memcluster_vector_bytes.
-func startGCPacing(ctx context.Context, flag string, vectors *vector.Meter, reg prometheus.Registerer, log *slog.Logger) error {
+// the vectors' bytes as memcluster_vector_bytes. The heap at rest is the vector slabs and Pebble's buffers
+// (pebble: its block cache and memtables, when on the Go heap).
+func startGCPacing(ctx context.Context, flag string, vectors *vector.Meter, pebble func() int64,
+	reg prometheus.Registerer, log *slog.Logger) error {
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memcluster_vector_bytes",
-		Help: "bytes of the vector slabs of this node's shard indexes: float32 rows, their int8 copy and scales, and room grown for more"},
+		Help: "bytes of the vector slabs of this node's shard indexes: half-precision rows, their scales and int8 copy, and room grown for more"},
 		func() float64 { return float64(vectors.Bytes()) }))
 	if flag == "off" {
 		log.Info("gc pacing off: GOGC as the runtime reads it")
 		return nil
 	}
-	p, err := gcpace.New(gcpace.Options{Held: vectors.Bytes, Logger: log, Registry: reg})
+	held := func() int64 { return vectors.Bytes() + pebble() }
+	p, err := gcpace.New(gcpace.Options{Held: held, Logger: log, Registry: reg})
 	if err != nil {
 		return fmt.Errorf("--gc-pacing: %w", err)
 	}

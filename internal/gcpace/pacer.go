@@ -15,11 +15,12 @@ import (
 )
 
 // With GOGC=100 the collector lets the heap grow to twice what was live after the last collection before it
-// runs again. At a million memories most of what is live is vectors (float32 rows and their int8 copy), which
-// stay put between collections and hold no pointers: the headroom they earn is gigabytes of garbage the node
-// keeps resident for nothing. The pacer sets GOGC so that the headroom is Percent of the live heap without
-// the rows: heap goal = live + (live − rows) × Percent/100. Collections then come as often as they would if the
-// rows lived outside the heap; their marking cost does not change, because pointer-free rows are not scanned.
+// runs again. At a million memories about half of what is live is vectors (half-precision rows and their int8
+// copy) and Pebble's block cache and memtables, which stay put between collections and hold no pointers: the
+// headroom they earn is a gigabyte of garbage the node keeps resident for nothing. The pacer sets GOGC so that
+// the headroom is Percent of the live heap without what is at rest: heap goal = live + (live − held) ×
+// Percent/100. Collections then come as often as they would if those buffers lived outside the heap; their
+// marking cost does not change, because pointer-free buffers are not scanned.
 
 // ErrNoHeld is New's answer to Options without Held.
 var ErrNoHeld = errors.New("gcpace: Options.Held is required")
@@ -27,7 +28,7 @@ var ErrNoHeld = errors.New("gcpace: Options.Held is required")
 // Options configures a Pacer. Held is required; the other fields state their defaults.
 type Options struct {
 	// Held reports the bytes of the heap at rest: live, pointer-free, and not about to be freed (the vector
-	// rows of the node's shard indexes).
+	// rows of the node's shard indexes, Pebble's block cache and memtables).
 	Held func() int64
 	// Percent is the collector's headroom over the rest of the heap, as GOGC states it. Default: GOGC from the
 	// environment, else 100.
@@ -82,7 +83,7 @@ func New(o Options) (*Pacer, error) {
 	}
 	p := &Pacer{opts: o, current: o.Percent,
 		gauge: prometheus.NewGauge(prometheus.GaugeOpts{Name: "memcluster_gc_percent",
-			Help: "GOGC the node runs with: the collector's headroom over the live heap, sized to the heap without its vector rows"}),
+			Help: "GOGC the node runs with: the collector's headroom over the live heap, sized to the heap without its vector rows and Pebble's buffers"}),
 		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}}
 	p.gauge.Set(float64(o.Percent))
 	if o.Registry != nil {
