@@ -21,6 +21,11 @@ import (
 // the headroom is Percent of the live heap without what is at rest: heap goal = live + (live − held) ×
 // Percent/100. Collections then come as often as they would if those buffers lived outside the heap; their
 // marking cost does not change, because pointer-free buffers are not scanned.
+//
+// A node that stops writing keeps the garbage of its last burst, and the headroom it was paced for, resident: it
+// runs no collection for two minutes, and the runtime returns free memory slowly. Once the heap has been idle
+// for Options.IdleRelease the pacer collects and gives the free heap back (debug.FreeOSMemory), once per idle
+// spell.
 
 // ErrNoHeld is New's answer to Options without Held.
 var ErrNoHeld = errors.New("gcpace: Options.Held is required")
@@ -39,6 +44,14 @@ type Options struct {
 	// Interval is how often the pacer looks at the heap (the live figure changes only at each collection).
 	// Default 1s.
 	Interval time.Duration
+	// IdleRelease is how long the heap must stay idle (less than IdleAllocs allocated an Interval) before the
+	// pacer collects and gives the free heap back to the OS, once per idle spell. A burst of writes leaves
+	// its garbage and the headroom it was paced for resident until the next collection, which an idle node does
+	// not run for two minutes, and the runtime returns free memory slowly. Default 10s; negative: never.
+	IdleRelease time.Duration
+	// IdleAllocs is the allocation an Interval below which the heap counts as idle. Default: 1 % of the live
+	// heap, at least 4 MiB.
+	IdleAllocs int64
 	// Logger; default: discard.
 	Logger *slog.Logger
 	// Registry, when set, gets the gauge memcluster_gc_percent.
@@ -53,6 +66,26 @@ type Pacer struct {
 	sample  []metrics.Sample // the live heap and the collections so far
 	cycles  uint64           // collections when held was last read
 	held    int64            // Held() soon after the last collection: the rows that collection found live
+	idle    idleRelease
+}
+
+// idleRelease is the pacer's state for giving memory back on an idle heap.
+type idleRelease struct {
+	allocs   uint64    // bytes allocated so far, at the last step
+	since    time.Time // the heap idle since; zero while it allocates
+	released uint64    // collections counted right after the last release: none since means nothing to give back
+	release  func() uint64
+}
+
+// freeOSMemory collects, returns the free heap to the OS, and reports the collections counted since start.
+func freeOSMemory() uint64 {
+	debug.FreeOSMemory()
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // New validates o, fills its defaults and returns a Pacer. With GOGC=off (or 0) in the environment there is
@@ -78,13 +111,17 @@ func New(o Options) (*Pacer, error) {
 	if o.Interval <= 0 {
 		o.Interval = time.Second
 	}
+	if o.IdleRelease == 0 {
+		o.IdleRelease = 10 * time.Second
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Pacer{opts: o, current: o.Percent,
+	p := &Pacer{opts: o, current: o.Percent, idle: idleRelease{release: freeOSMemory},
 		gauge: prometheus.NewGauge(prometheus.GaugeOpts{Name: "memcluster_gc_percent",
 			Help: "GOGC the node runs with: the collector's headroom over the live heap, sized to the heap without its vector rows and Pebble's buffers"}),
-		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}}
+		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"},
+			{Name: "/gc/heap/allocs:bytes"}}}
 	p.gauge.Set(float64(o.Percent))
 	if o.Registry != nil {
 		if err := o.Registry.Register(p.gauge); err != nil {
@@ -139,6 +176,9 @@ func (p *Pacer) step() {
 	if c := p.sample[1].Value.Uint64(); c != p.cycles {
 		p.cycles, p.held = c, p.opts.Held()
 	}
+	if a := p.sample[2]; a.Value.Kind() == metrics.KindUint64 {
+		p.releaseIfIdle(p.sample[0].Value.Uint64(), p.sample[1].Value.Uint64(), a.Value.Uint64(), time.Now())
+	}
 	next := Percent(p.opts.Percent, p.opts.Floor, p.sample[0].Value.Uint64(), p.held)
 	// Small moves are left alone (each call recomputes the pacer's goal under the heap lock), but not a return to base.
 	if next == p.current || (abs(next-p.current) < 3 && next != p.opts.Percent) {
@@ -148,6 +188,30 @@ func (p *Pacer) step() {
 	p.opts.Logger.Debug("gc percent", "from", p.current, "to", next)
 	p.current = next
 	p.gauge.Set(float64(next))
+}
+
+// releaseIfIdle collects and returns the free heap to the OS once the heap has allocated less than IdleAllocs an
+// Interval for IdleRelease, if a collection ran since the last release (else there is nothing new to give back).
+func (p *Pacer) releaseIfIdle(live, cycles, a uint64, now time.Time) {
+	if p.opts.IdleRelease < 0 {
+		return
+	}
+	quiet := int64(max(4<<20, live/100))
+	if p.opts.IdleAllocs > 0 {
+		quiet = p.opts.IdleAllocs
+	}
+	busy := p.idle.allocs == 0 || int64(a-p.idle.allocs) >= quiet
+	p.idle.allocs = a
+	switch {
+	case busy:
+		p.idle.since = time.Time{}
+	case p.idle.since.IsZero():
+		p.idle.since = now
+	case now.Sub(p.idle.since) >= p.opts.IdleRelease && cycles != p.idle.released:
+		start := time.Now()
+		p.idle.released = p.idle.release()
+		p.opts.Logger.Debug("heap idle: memory given back", "live_mib", live>>20, "took", time.Since(start))
+	}
 }
 
 // Percent is the GOGC that gives a heap of live bytes, held of them at rest, a headroom of base percent of the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -58,8 +59,8 @@ func TestNewValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.opts.Floor != 50 || p.opts.Interval != time.Second {
-		t.Fatalf("defaults: floor %d interval %v", p.opts.Floor, p.opts.Interval)
+	if p.opts.Floor != 50 || p.opts.Interval != time.Second || p.opts.IdleRelease != 10*time.Second {
+		t.Fatalf("defaults: floor %d interval %v idle release %v", p.opts.Floor, p.opts.Interval, p.opts.IdleRelease)
 	}
 }
 
@@ -99,4 +100,56 @@ func gauge(t *testing.T, p *Pacer) float64 {
 		t.Fatal(err)
 	}
 	return m.GetGauge().GetValue()
+}
+
+// An idle heap is collected and given back once per idle spell: after IdleRelease without IdleAllocs allocated
+// an Interval, and again only after a collection that activity brought.
+func TestIdleHeapIsGivenBack(t *testing.T) {
+	t.Setenv("GOGC", "")
+	p, err := New(Options{Held: func() int64 { return 0 }, IdleRelease: 10 * time.Second, IdleAllocs: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cycles, releases uint64 = 7, 0
+	p.idle.release = func() uint64 { releases++; cycles++; return cycles }
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var allocs uint64 = 100
+	for i, s := range []struct {
+		at       time.Duration
+		alloc    uint64
+		gc       bool
+		releases uint64
+	}{
+		{0, 0, false, 0},                      // the first look: nothing to compare with
+		{time.Second, 2 << 20, false, 0},      // busy
+		{2 * time.Second, 512, false, 0},      // idle from here
+		{7 * time.Second, 0, false, 0},        // idle 5 s
+		{12 * time.Second, 1 << 10, false, 1}, // idle 10 s: given back
+		{13 * time.Second, 0, false, 1},       // still idle, no collection since: nothing more
+		{30 * time.Second, 0, false, 1},       //
+		{31 * time.Second, 8 << 20, true, 1},  // writes, and a collection
+		{32 * time.Second, 0, false, 1},       // idle again from here
+		{41 * time.Second, 0, false, 1},       //
+		{42 * time.Second, 0, false, 2},       // 10 s: given back again
+	} {
+		allocs += s.alloc
+		if s.gc {
+			cycles++
+		}
+		p.releaseIfIdle(1<<30, cycles, allocs, t0.Add(s.at))
+		if releases != s.releases {
+			t.Fatalf("step %d (%v): %d releases, want %d", i, s.at, releases, s.releases)
+		}
+	}
+	real := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(real)
+	if got := freeOSMemory(); got <= real[0].Value.Uint64() { // the real release collects, and says so
+		t.Fatalf("collections %d after a release, %d before", got, real[0].Value.Uint64())
+	}
+	p.opts.IdleRelease = -1
+	p.idle.since = t0
+	p.releaseIfIdle(1<<30, cycles+1, allocs, t0.Add(time.Hour))
+	if releases != 2 {
+		t.Fatal("released with IdleRelease negative")
+	}
 }
