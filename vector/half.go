@@ -24,18 +24,28 @@ func encodeRow(half []uint16, q8 []int8, v []float32) float32 {
 		return 0
 	}
 	inv := 1 / m
-	if q8 != nil {
-		q8 = q8[:len(v)]
-	}
-	for i, x := range v {
-		// x*inv of the largest component is within an ulp of ±1, which half precision rounds to ±1 exactly.
-		h, r := toHalf(x * inv)
-		half[i] = h
-		if q8 != nil {
-			q8[i] = round127(127 * r) // exact: 127 × an 11-bit value fits float32, and is never k+0.5
+	// x*inv of the largest component is within an ulp of ±1, which half precision rounds to ±1 exactly.
+	if q8 == nil {
+		for i, x := range v {
+			half[i], _ = toHalf(x * inv)
 		}
+		return m
+	}
+	q8 = q8[:len(v)]
+	for i, x := range v {
+		h, r := toHalf(x * inv)
+		half[i], q8[i] = h, roundHalf127(r)
 	}
 	return m
+}
+
+// roundHalf127 is round127(127 × h) for a half value h in [-1, 1], in float32 alone: 127 × h has at most 18
+// significant bits and 7 integer bits, so it and its sum with ±0.5 are exact, and it is never k + 0.5 (h would
+// be (2k+1)/254, which no binary fraction is); truncating x ± 0.5 toward zero then rounds to nearest.
+func roundHalf127(h float32) int8 {
+	x := 127 * h
+	half := math.Float32frombits(0x3f000000 | math.Float32bits(x)&(1<<31)) // ±0.5 with x's sign
+	return int8(x + half)
 }
 
 // toHalf rounds x to half precision (to nearest, ties to even) and returns its bits and its value. Components

@@ -102,3 +102,16 @@ func TestToHalfMatchesFloat16(t *testing.T) {
 		check(-x)
 	}
 }
+
+// roundHalf127 rounds 127 × h as round127 does, for every half value in [-1, 1].
+func TestRoundHalf127MatchesRound127(t *testing.T) {
+	for b := range uint32(1 << 16) {
+		h := float16.Frombits(uint16(b)).Float32()
+		if !(h >= -1 && h <= 1) {
+			continue
+		}
+		if got, want := roundHalf127(h), round127(127*h); got != want {
+			t.Fatalf("half %#x (%v): %d, want %d", b, h, got, want)
+		}
+	}
+}
