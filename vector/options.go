@@ -11,12 +11,12 @@ type Options struct {
 	// Workers caps the goroutines one search uses. Default runtime.GOMAXPROCS(0),
 	// read at search time so it follows later changes.
 	Workers int
-	// Exact turns the quantized scan off: every search scores every row in
-	// float32, and no int8 copy of the vectors is kept (saves dim+4 bytes per
-	// vector). By default, for dimensions of at least 64, a search scans an
-	// int8 copy of the rows (a quarter of the bytes), keeps the best
-	// max(k*Rerank, RerankMin) candidates and re-scores those exactly, so
-	// returned scores are always exact float32 dot products.
+	// Exact turns the quantized scan off: every search scores every
+	// half-precision row, and no int8 copy of the vectors is kept (saves dim
+	// bytes per vector). By default, for dimensions of at least 64, a search
+	// scans an int8 copy of the rows (half the bytes of the half rows), keeps
+	// the best max(k*Rerank, RerankMin) candidates and re-scores those from
+	// their half rows, so returned scores are always those the flat scan gives.
 	Exact bool
 	// Rerank is the re-rank factor R of the quantized scan. Default 8.
 	Rerank int

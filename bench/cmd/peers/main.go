@@ -1,8 +1,8 @@
 // Command peers measures memcluster's search components against peer libraries on identical
 // data in one process, one run ("Peers in the same run"):
 //
-//   - vector: our exact index (vector.New: int8 scan + exact float32 re-rank; and Options{Exact},
-//     the plain float32 scan) against github.com/philippgille/chromem-go's exhaustive
+//   - vector: our exact index (vector.New: int8 scan + re-rank from half-precision rows; and
+//     Options{Exact}, the flat scan of the half-precision rows) against github.com/philippgille/chromem-go's exhaustive
 //     QueryEmbedding, one namespace/collection, k = 10, the same normalised vectors and queries,
 //     and the machine's stream-sum memory bandwidth measured in the same repetition;
 //   - bm25: our fulltext package (per-shard bleve index, query shaping, user filter) against a
