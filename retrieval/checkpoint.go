@@ -208,9 +208,9 @@ func (s *ShardIndex) writeUser(w *ckptWriter, user string) error {
 	if err := w.end(); err != nil {
 		return err
 	}
-	s.vec.Rows(user, func(id string, v []float32) {
+	s.vec.RowsHalf(user, func(id string, half []uint16, scale float32) {
 		if err == nil {
-			err = w.vector(id, v)
+			err = w.vector(id, half, scale)
 		}
 	})
 	if err != nil {
@@ -293,8 +293,12 @@ func (s *ShardIndex) loadCheckpoint(applied, term uint64) (tail int, why string,
 func (s *ShardIndex) readCheckpoint(r *ckptReader, h checkpointHeader, users *[]string) (err error) {
 	s.mu.Lock()
 	if len(s.attrs) == 0 && h.dim > 0 {
-		// Every memory with a vector takes 4 × dim bytes of the file: room for them all, without rehashing.
-		s.attrs = make(map[string]*attrs, len(r.b)/(4*h.dim))
+		// Every memory with a vector takes its row's bytes of the file: room for them all, without rehashing.
+		row := 2*h.dim + 4
+		if r.version == checkpointFloats {
+			row = 4 * h.dim
+		}
+		s.attrs = make(map[string]*attrs, len(r.b)/row)
 	}
 	s.mu.Unlock()
 	loads := make(chan vectorLoad, 4)
@@ -303,7 +307,7 @@ func (s *ShardIndex) readCheckpoint(r *ckptReader, h checkpointHeader, users *[]
 		var first error
 		for l := range loads {
 			if first == nil {
-				first = s.vec.Load(l.user, l.ids, l.slab)
+				first = l.into(s.vec)
 			}
 		}
 		loaded <- first
@@ -335,19 +339,12 @@ func (s *ShardIndex) readCheckpoint(r *ckptReader, h checkpointHeader, users *[]
 			s.tl.noteEntryLocked(user, id, e)
 		}
 		s.mu.Unlock()
-		// The index takes the ids as they are and sizes its rows to them.
-		ids, slab := make([]string, 0, n), make([]float32, 0, n*h.dim)
-		for {
-			var id string
-			if id, slab = r.vector(h.dim, slab, known); id == "" {
-				break
-			}
-			ids = append(ids, id)
-		}
+		l := readVectors(r, h.dim, n, known)
 		if r.err != nil {
 			return r.err
 		}
-		loads <- vectorLoad{user, ids, slab}
+		l.user = user
+		loads <- l
 	}
 	if len(r.b) != 0 {
 		return fmt.Errorf("%w: %d bytes after the last user", errCheckpointCorrupt, len(r.b))
@@ -355,11 +352,46 @@ func (s *ShardIndex) readCheckpoint(r *ckptReader, h checkpointHeader, users *[]
 	return nil
 }
 
-// vectorLoad is one user's vectors read from a checkpoint, for vector.Index.Load.
+// vectorLoad is one user's vectors read from a checkpoint: rows as the index stores them, or (version 1) float32
+// vectors in slab.
 type vectorLoad struct {
-	user string
-	ids  []string
-	slab []float32
+	user   string
+	ids    []string
+	half   []uint16
+	scales []float32
+	slab   []float32
+}
+
+// readVectors reads a user's list of vectors, n of them expected, sized for them so the index takes the slices
+// as they are.
+func readVectors(r *ckptReader, dim, n int, known map[string]string) vectorLoad {
+	l := vectorLoad{ids: make([]string, 0, n)}
+	if r.version == checkpointFloats {
+		l.slab = make([]float32, 0, n*dim)
+		for {
+			var id string
+			if id, l.slab = r.vector(dim, l.slab, known); id == "" {
+				return l
+			}
+			l.ids = append(l.ids, id)
+		}
+	}
+	l.half, l.scales = make([]uint16, 0, n*dim), make([]float32, 0, n)
+	for {
+		id, half, scale := r.halfRow(dim, l.half, known)
+		if id == "" {
+			return l
+		}
+		l.ids, l.half, l.scales = append(l.ids, id), half, append(l.scales, scale)
+	}
+}
+
+// into hands the vectors to the index.
+func (l vectorLoad) into(vec VectorIndex) error {
+	if l.slab != nil {
+		return vec.Load(l.user, l.ids, l.slab)
+	}
+	return vec.LoadHalf(l.user, l.ids, l.half, l.scales)
 }
 
 // applyTouched brings what a checkpoint loaded up to the records for what the tail after it touched: a forgotten

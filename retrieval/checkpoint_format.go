@@ -25,14 +25,17 @@ import (
 //	per user:   user | memories… | "" | vectors… | ""
 //	memory:     id | type | agent | run | flags byte | occurred (when flagged: varint unix seconds, nanoseconds)
 //	            | tags (count, strings) | actor | names (count, strings)
-//	vector:     id | dim × float32 (little-endian)
-//	trailer:    CRC-32C of everything before it, 4 bytes little-endian
+//	vector:     id | scale (float32) | dim × half-precision bits (uint16), as vector.Index stores the row
+//	            (version 1: id | dim × float32)
+//	trailer:    CRC-32C of everything before it, 4 bytes little-endian; fixed-size numbers are little-endian
 //
 // Ids are never empty (vector.ErrEmptyID; records need one), so an empty id ends each list: a user's lists are
 // written while it changes, without counting them first.
 const (
 	checkpointMagic   = "MCVC"
 	checkpointVersion = formats.VectorCheckpoint
+	// checkpointFloats is the version whose vectors are float32, read still (rows are encoded again on load).
+	checkpointFloats = formats.VectorCheckpointOldest
 )
 
 const (
@@ -59,9 +62,10 @@ type checkpointHeader struct {
 
 // ckptWriter encodes a checkpoint into w, keeping its CRC.
 type ckptWriter struct {
-	bw  *bufio.Writer
-	crc hash.Hash32
-	buf []byte
+	bw      *bufio.Writer
+	crc     hash.Hash32
+	buf     []byte
+	version int // 0: checkpointVersion (tests write older ones)
 }
 
 func newCkptWriter(w io.Writer) *ckptWriter {
@@ -81,7 +85,7 @@ func (c *ckptWriter) flush() error {
 
 func (c *ckptWriter) header(h checkpointHeader) error {
 	c.buf = append(c.buf, checkpointMagic...)
-	c.uvarint(checkpointVersion)
+	c.uvarint(uint64(cmp.Or(c.version, checkpointVersion)))
 	c.uvarint(uint64(h.shard))
 	c.uvarint(h.applied)
 	c.uvarint(h.epoch)
@@ -115,10 +119,12 @@ func (c *ckptWriter) strs(ss []string) {
 	}
 }
 
-func (c *ckptWriter) vector(id string, v []float32) error {
+// vector writes one row as the vector index stores it.
+func (c *ckptWriter) vector(id string, half []uint16, scale float32) error {
 	c.str(id)
-	for _, f := range v {
-		c.buf = binary.LittleEndian.AppendUint32(c.buf, math.Float32bits(f))
+	c.buf = binary.LittleEndian.AppendUint32(c.buf, math.Float32bits(scale))
+	for _, h := range half {
+		c.buf = binary.LittleEndian.AppendUint16(c.buf, h)
 	}
 	return c.flush()
 }
@@ -145,9 +151,10 @@ func flagIf(on bool, bit byte) byte {
 // ckptReader decodes a checkpoint held in memory whose CRC was checked; the first malformed field sets err and
 // every later read returns zero values.
 type ckptReader struct {
-	b    []byte
-	err  error
-	syms map[string]string // the values sym has read, each once
+	b       []byte
+	err     error
+	version int               // the file's format version
+	syms    map[string]string // the values sym has read, each once
 }
 
 // maxSyms bounds what sym keeps: values past it (run ids unique to every memory, say) are read as str reads them.
@@ -163,9 +170,12 @@ func newCkptReader(data []byte) (*ckptReader, error) {
 		return nil, fmt.Errorf("%w: checksum mismatch", errCheckpointCorrupt)
 	}
 	r := &ckptReader{b: body[len(checkpointMagic):]}
-	if v := r.uvarint(); r.err == nil && v != checkpointVersion {
-		return nil, fmt.Errorf("%w: format version %d, this build reads %d", errCheckpointCorrupt, v, checkpointVersion)
+	v := r.uvarint()
+	if r.err == nil && (v < checkpointFloats || v > checkpointVersion) {
+		return nil, fmt.Errorf("%w: format version %d, this build reads %d to %d", errCheckpointCorrupt, v,
+			checkpointFloats, checkpointVersion)
 	}
+	r.version = int(v)
 	return r, r.err
 }
 
@@ -278,8 +288,29 @@ func (r *ckptReader) memory(user string) (string, *attrs, *tlEntry) {
 	return id, a, e
 }
 
-// vector reads one vector of dim floats, appended to v; "" ends the user's list. Its id is ids' copy when ids
-// holds it (the id its memory was read under), so the two share one string.
+// halfRow reads one row as the index stores it, its half-precision bits appended to half; "" ends the user's
+// list. Its id is ids' copy when ids holds it (the id its memory was read under), so the two share one string.
+func (r *ckptReader) halfRow(dim int, half []uint16, ids map[string]string) (string, []uint16, float32) {
+	id := r.strIn(ids)
+	if id == "" {
+		return "", half, 0
+	}
+	if len(r.b) < 4+2*dim {
+		r.fail("vector")
+		return "", half, 0
+	}
+	scale := math.Float32frombits(binary.LittleEndian.Uint32(r.b))
+	n := len(half)
+	half = slices.Grow(half, dim)[:n+dim]
+	dst, src := half[n:], r.b[4:4+2*dim]
+	for i := range dst {
+		dst[i] = binary.LittleEndian.Uint16(src[2*i : 2*i+2])
+	}
+	r.b = r.b[4+2*dim:]
+	return id, half, scale
+}
+
+// vector reads one vector of dim floats (version 1), appended to v; "" ends the user's list; its id as halfRow's.
 func (r *ckptReader) vector(dim int, v []float32, ids map[string]string) (string, []float32) {
 	id := r.strIn(ids)
 	if id == "" {

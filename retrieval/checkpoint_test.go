@@ -42,11 +42,11 @@ func (l logTail) Tail(from, to, _ uint64, fn func(storage.Command)) (bool, error
 type indexState struct {
 	Attrs   map[string]string
 	Users   map[string]string
-	Vectors map[string][]float32
+	Vectors map[string]string // each row as stored: its half-precision bits and scale
 }
 
 func stateOf(s *ShardIndex) indexState {
-	st := indexState{Attrs: map[string]string{}, Users: map[string]string{}, Vectors: map[string][]float32{}}
+	st := indexState{Attrs: map[string]string{}, Users: map[string]string{}, Vectors: map[string]string{}}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for id, a := range s.attrs {
@@ -61,7 +61,7 @@ func stateOf(s *ShardIndex) indexState {
 			fmt.Fprintf(&b, " %s@%s:%s:%v", id, e.occurred.UTC().Format(time.RFC3339Nano), e.actor, e.names)
 		}
 		st.Users[u] = b.String()
-		s.vec.Rows(u, func(id string, v []float32) { st.Vectors[u+"/"+id] = slices.Clone(v) })
+		s.vec.RowsHalf(u, func(id string, h []uint16, scale float32) { st.Vectors[u+"/"+id] = fmt.Sprint(h, scale) })
 	}
 	return st
 }

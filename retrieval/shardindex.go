@@ -21,12 +21,15 @@ import (
 type VectorIndex interface {
 	Upsert(ns, id string, vec []float32) error
 	UpsertMany(ns string, ids []string, vecs [][]float32) error
-	// Load stores slab's dim-sized rows under ids, taking slab as its own when ns is empty (a checkpoint's load).
+	// Load stores slab's dim-sized vectors under ids (a checkpoint of float32 vectors); LoadHalf stores rows as
+	// RowsHalf hands them out, taking them as its own when ns is empty (a checkpoint's load).
 	Load(ns string, ids []string, slab []float32) error
+	LoadHalf(ns string, ids []string, half []uint16, scales []float32) error
 	Delete(ns, id string) bool
 	DropNamespace(ns string)
-	// Rows calls fn with every vector of ns under the namespace's read lock (a checkpoint is written from it).
-	Rows(ns string, fn func(id string, vec []float32))
+	// RowsHalf calls fn with every row of ns as stored, under the namespace's read lock (a checkpoint is written
+	// from it).
+	RowsHalf(ns string, fn func(id string, half []uint16, scale float32))
 	Search(ns string, q []float32, k int, filter func(id string) bool) []vector.Hit
 	Score(ns, id string, q []float32) (float32, bool)
 	Dim() int

@@ -73,8 +73,39 @@ func toHalf(x float32) (uint16, float32) {
 func decodeRow(dst []float32, half []uint16, scale float32) {
 	dst = dst[:len(half)]
 	for i, h := range half {
-		dst[i] = float16.Frombits(h).Float32() * scale
+		dst[i] = fromHalf(h) * scale
 	}
+}
+
+// fromHalf is the value of the half-precision h: bit operations for zeros and normal values, the float16 package
+// for subnormals, infinities and NaN.
+func fromHalf(h uint16) float32 {
+	sign, exp := uint32(h&0x8000)<<16, uint32(h>>10)&0x1f
+	switch {
+	case exp == 0 && h&0x3ff == 0:
+		return math.Float32frombits(sign)
+	case exp == 0 || exp == 0x1f:
+		return float16.Frombits(h).Float32()
+	}
+	return math.Float32frombits(sign | (exp+112)<<23 | uint32(h&0x3ff)<<13)
+}
+
+// storedRow reports whether half and scale are a row encodeRow could have written (every component finite and
+// at most 1 in magnitude, the scale finite and not negative) and, with q8 non-nil, writes its int8 copy as
+// encodeRow does.
+func storedRow(q8 []int8, half []uint16, scale float32) bool {
+	if !(scale >= 0 && scale <= math.MaxFloat32) {
+		return false
+	}
+	for i, h := range half {
+		if h&0x7fff > 0x3c00 { // above 1.0, or an infinity or NaN
+			return false
+		}
+		if q8 != nil {
+			q8[i] = roundHalf127(fromHalf(h))
+		}
+	}
+	return true
 }
 
 // maxAbs is the largest |v[i]|, or NaN if v holds one.

@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -113,5 +114,71 @@ func TestRoundHalf127MatchesRound127(t *testing.T) {
 		if got, want := roundHalf127(h), round127(127*h); got != want {
 			t.Fatalf("half %#x (%v): %d, want %d", b, h, got, want)
 		}
+	}
+}
+
+// fromHalf's bit operations give the float16 package's value for every half.
+func TestFromHalfMatchesFloat16(t *testing.T) {
+	for b := range uint32(1 << 16) {
+		got, want := fromHalf(uint16(b)), float16.Frombits(uint16(b)).Float32()
+		if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+			t.Fatalf("half %#x: %v, want %v", b, got, want)
+		}
+	}
+}
+
+// Rows handed out by RowsHalf and loaded back by LoadHalf give the index it had, slabs and searches alike; into a
+// namespace that holds rows the load is an upsert; rows no encoding gives are refused whole.
+func TestLoadHalfMatchesWhatRowsHalfGave(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 28))
+	for _, o := range []Options{{}, {Exact: true}} {
+		const dim = 96
+		src, dst := NewWithOptions(dim, o), NewWithOptions(dim, o)
+		fill(t, src, r, "u", 300)
+		var ids []string
+		var half []uint16
+		var scales []float32
+		src.RowsHalf("u", func(id string, h []uint16, s float32) {
+			ids, half, scales = append(ids, id), append(half, h...), append(scales, s)
+		})
+		if err := dst.LoadHalf("u", ids, half, scales); err != nil {
+			t.Fatal(err)
+		}
+		a, b := src.lookup("u"), dst.lookup("u")
+		if !slices.Equal(a.half, b.half) || !slices.Equal(a.scale, b.scale) || !slices.Equal(a.q8, b.q8) ||
+			!slices.Equal(a.ids, b.ids) {
+			t.Fatalf("exact %v: the loaded slabs differ from the ones written", o.Exact)
+		}
+		for range 5 {
+			q := randUnit(r, dim)
+			if got, want := dst.Search("u", q, 10, nil), src.Search("u", q, 10, nil); !slices.Equal(got, want) {
+				t.Fatalf("exact %v: search %v, want %v", o.Exact, got, want)
+			}
+		}
+		// Into a namespace that holds rows: each replaces its id's row, the same bits.
+		if err := dst.LoadHalf("u", ids[:1], slices.Clone(half[:dim]), scales[:1]); err != nil {
+			t.Fatal(err)
+		}
+		if dst.NamespaceLen("u") != 300 || !slices.Equal(dst.lookup("u").half, a.half) {
+			t.Fatalf("exact %v: a load into a full namespace changed it", o.Exact)
+		}
+	}
+	ix := New(2)
+	for _, bad := range []struct {
+		half  []uint16
+		scale float32
+	}{
+		{[]uint16{0x3c01, 0}, 1},                   // above 1
+		{[]uint16{0x7e00, 0}, 1},                   // NaN
+		{[]uint16{0x7c00, 0}, 1},                   // infinity
+		{[]uint16{0x3c00, 0}, -1},                  // negative scale
+		{[]uint16{0x3c00, 0}, float32(math.NaN())}, // NaN scale
+	} {
+		if err := ix.LoadHalf("v", []string{"a"}, bad.half, []float32{bad.scale}); err == nil || ix.NamespaceLen("v") != 0 {
+			t.Fatalf("load of %#x × %v: %v", bad.half, bad.scale, err)
+		}
+	}
+	if err := ix.LoadHalf("v", []string{"a", "b"}, make([]uint16, 4), []float32{1}); !errors.Is(err, ErrDimension) {
+		t.Fatalf("load of 2 rows with 1 scale: %v", err)
 	}
 }

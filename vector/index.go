@@ -102,22 +102,13 @@ func (ix *Index) UpsertMany(ns string, ids []string, vecs [][]float32) error {
 
 // Rows calls fn with every vector of namespace ns as stored (in half precision, scaled back), in storage order,
 // under the namespace's read lock: fn must not call back into the index, and must copy vec to keep it (it is
-// reused for the next row). A checkpoint of the index is written from it; storing a row back gives the same row.
+// reused for the next row). Storing a row back gives the same row.
 func (ix *Index) Rows(ns string, fn func(id string, vec []float32)) {
-	n := ix.lookup(ns)
-	if n == nil {
-		return
-	}
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	if n.dropped {
-		return
-	}
 	vec := make([]float32, ix.dim)
-	for i, id := range n.ids {
-		decodeRow(vec, n.half[i*ix.dim:(i+1)*ix.dim], n.scale[i])
+	ix.RowsHalf(ns, func(id string, half []uint16, scale float32) {
+		decodeRow(vec, half, scale)
 		fn(id, vec)
-	}
+	})
 }
 
 // Load stores the vector slab[i*dim:(i+1)*dim] under (ns, ids[i]) for every i. When ns holds nothing (an open
@@ -127,6 +118,76 @@ func (ix *Index) Load(ns string, ids []string, slab []float32) error {
 	if len(slab) != len(ids)*ix.dim {
 		return fmt.Errorf("%w: %d floats for %d vectors of %d", ErrDimension, len(slab), len(ids), ix.dim)
 	}
+	vecs := make([][]float32, len(ids))
+	for i := range ids {
+		vecs[i] = slab[i*ix.dim : (i+1)*ix.dim]
+	}
+	return ix.load(ns, ids, func(n *namespace) {
+		n.half, n.scale = make([]uint16, len(slab)), make([]float32, len(ids))
+		if n.quant {
+			n.q8 = make([]int8, len(slab))
+		}
+		for i, v := range vecs {
+			n.scale[i] = encodeRow(n.half[i*ix.dim:(i+1)*ix.dim], n.q8row(i, ix.dim), v)
+		}
+	}, func() [][]float32 { return vecs })
+}
+
+// RowsHalf is Rows handing out each row as stored: its half-precision components (the bits) and its scale. A
+// checkpoint is written from it; LoadHalf takes them back as they are.
+func (ix *Index) RowsHalf(ns string, fn func(id string, half []uint16, scale float32)) {
+	n := ix.lookup(ns)
+	if n == nil {
+		return
+	}
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if n.dropped {
+		return
+	}
+	for i, id := range n.ids {
+		fn(id, n.half[i*ix.dim:(i+1)*ix.dim], n.scale[i])
+	}
+}
+
+// LoadHalf is Load of rows as RowsHalf handed them out: half[i*dim:(i+1)*dim] scaled by scales[i] under ids[i].
+// Into an empty ns it takes ids, half and scales as its own, without encoding anything again (only the int8 copy
+// is computed); the caller must not use them afterwards. A row encodeRow could not have written (a component
+// above 1 in magnitude, infinite or NaN, a scale negative, infinite or NaN) fails the whole load.
+func (ix *Index) LoadHalf(ns string, ids []string, half []uint16, scales []float32) error {
+	if len(half) != len(ids)*ix.dim || len(scales) != len(ids) {
+		return fmt.Errorf("%w: %d halves and %d scales for %d vectors of %d", ErrDimension, len(half), len(scales),
+			len(ids), ix.dim)
+	}
+	var q8 []int8
+	if ix.quant {
+		q8 = make([]int8, len(half))
+	}
+	for i := range ids {
+		var row []int8
+		if q8 != nil {
+			row = q8[i*ix.dim : (i+1)*ix.dim]
+		}
+		if !storedRow(row, half[i*ix.dim:(i+1)*ix.dim], scales[i]) {
+			return fmt.Errorf("vector: row %q is not one this index stores", ids[i])
+		}
+	}
+	// Into a namespace that holds rows: decoded and stored again, which gives the same rows.
+	vecs := func() [][]float32 {
+		vecs := make([][]float32, len(ids))
+		for i := range ids {
+			vecs[i] = make([]float32, ix.dim)
+			decodeRow(vecs[i], half[i*ix.dim:(i+1)*ix.dim], scales[i])
+		}
+		return vecs
+	}
+	return ix.load(ns, ids, func(n *namespace) { n.half, n.scale, n.q8 = half, scales, q8 }, vecs)
+}
+
+// load is what Load and LoadHalf share: ids are checked (none empty, none twice); into an empty ns they become
+// the namespace's and fill sets its slabs for them, under its lock; into one that holds rows, vecs() are
+// upserted.
+func (ix *Index) load(ns string, ids []string, fill func(n *namespace), vecs func() [][]float32) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -140,23 +201,13 @@ func (ix *Index) Load(ns string, ids []string, slab []float32) error {
 		}
 		slot[id] = i
 	}
-	vecs := make([][]float32, len(ids))
-	for i := range ids {
-		vecs[i] = slab[i*ix.dim : (i+1)*ix.dim]
-	}
 	n := ix.lockLive(ns)
 	if len(n.ids) > 0 {
 		n.mu.Unlock()
-		return ix.UpsertMany(ns, ids, vecs)
+		return ix.UpsertMany(ns, ids, vecs())
 	}
 	n.ids, n.slot = ids, slot
-	n.half, n.scale = make([]uint16, len(slab)), make([]float32, len(ids))
-	if n.quant {
-		n.q8 = make([]int8, len(slab))
-	}
-	for i, v := range vecs {
-		n.scale[i] = encodeRow(n.half[i*ix.dim:(i+1)*ix.dim], n.q8row(i, ix.dim), v)
-	}
+	fill(n)
 	ix.total.Add(int64(len(ids)))
 	ix.metered(n)
 	n.mu.Unlock()

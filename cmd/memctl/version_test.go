@@ -46,7 +46,10 @@ func TestVersionNamesVersionCommitAndFormats(t *testing.T) {
 	if f := got["raft_command"]; f.Writes != "1" || f.Reads != "1" {
 		t.Errorf("raft_command: %+v", f)
 	}
-	if len(got) != 10 || got["backup_file"].Writes != "1" || got["export"].Writes != "1" || got["vector_checkpoint"].Writes != "1" {
+	if f := got["vector_checkpoint"]; f.Writes != "2" || f.Reads != "1-2" {
+		t.Errorf("vector_checkpoint: %+v", f)
+	}
+	if len(got) != 10 || got["backup_file"].Writes != "1" || got["export"].Writes != "1" {
 		t.Errorf("%d formats, want 10 with backup_file, export and vector_checkpoint: %+v", len(got), in.Formats)
 	}
 

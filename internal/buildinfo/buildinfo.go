@@ -71,7 +71,8 @@ func Formats() []Format {
 		one("cold_segment", formats.Segment),
 		one("backup_file", formats.Backup),
 		one("fulltext_mapping", formats.FulltextMapping),
-		one("vector_checkpoint", formats.VectorCheckpoint),
+		{Name: "vector_checkpoint", Writes: fmt.Sprint(formats.VectorCheckpoint),
+			Reads: fmt.Sprintf("%d-%d", formats.VectorCheckpointOldest, formats.VectorCheckpoint)},
 		one("export", formats.Export),
 	}
 }

@@ -23,8 +23,11 @@ const (
 	// Backup is the whole-cluster backup file (backup/format.go).
 	Backup = 1
 	// VectorCheckpoint is a shard replica's checkpoint of its vectors and filter attributes
-	// (retrieval/checkpoint_format.go); a checkpoint of another version is ignored and the records are read.
-	VectorCheckpoint = 1
+	// (retrieval/checkpoint_format.go); it reads VectorCheckpointOldest..VectorCheckpoint (1 holds float32
+	// vectors, 2 the rows as the index stores them), and a checkpoint of another version is ignored and the
+	// records are read.
+	VectorCheckpoint       = 2
+	VectorCheckpointOldest = 1
 	// FulltextMapping is the bleve index mapping (fulltext/mapping.go); an index of another version is rebuilt.
 	FulltextMapping = "3"
 )
