@@ -288,8 +288,8 @@ func (s *ShardIndex) loadCheckpoint(applied, term uint64) (tail int, why string,
 }
 
 // readCheckpoint loads every user of the checkpoint, listing each in users as it starts on it.
-// Each user's vectors are handed to the vector index (which encodes them) on another goroutine while the next
-// users' attributes are read, so an open uses two cores instead of one.
+// Each user's vectors are handed to the vector index (which computes their int8 copy, and for version 1 encodes
+// them first) on another goroutine while the next users' attributes are read, so an open uses two cores.
 func (s *ShardIndex) readCheckpoint(r *ckptReader, h checkpointHeader, users *[]string) (err error) {
 	s.mu.Lock()
 	if len(s.attrs) == 0 && h.dim > 0 {
