@@ -135,10 +135,7 @@ func (r *pipelineRun) finish() []scored {
 	r.episodeSupportLocked(list)
 	out := make([]scored, 0, len(list))
 	for _, c := range list {
-		c.rec = 1
-		if a := s.attrs[c.id]; a != nil {
-			c.rec = recency(q, a.occurred)
-		}
+		c.rec = s.recencyLocked(q, c.id)
 		if r.p.ContextActor {
 			c.score = (c.base + c.ctx + c.ep) * c.actor * c.when * c.rec
 		} else {

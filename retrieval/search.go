@@ -120,10 +120,7 @@ func (s *ShardIndex) fuse(q Query, vecHits []vector.Hit, textHits []fulltext.Hit
 				}
 			}
 		}
-		c.rec = 1
-		if a := s.attrs[id]; a != nil {
-			c.rec = recency(q, a.occurred)
-		}
+		c.rec = s.recencyLocked(q, id)
 		c.score = (q.VectorWeight*math.Max(c.vec, 0) + q.TextWeight*c.text) * c.rec
 		if c.score >= q.MinScore {
 			out = append(out, *c)
@@ -170,6 +167,18 @@ func (s *ShardIndex) filter(q *Query) func(string) bool {
 		s.mu.RUnlock()
 		return a != nil && a.match(q)
 	}
+}
+
+// recencyLocked is id's recency factor for q; with decay off (the default) it is 1 without a look-up in the
+// attribute map, whose entries, a million in a large shard, are mostly cold in the CPU's caches. s.mu is held.
+func (s *ShardIndex) recencyLocked(q Query, id string) float64 {
+	if q.RecencyHalfLife <= 0 || q.Now.IsZero() {
+		return 1
+	}
+	if a := s.attrs[id]; a != nil {
+		return recency(q, a.occurred)
+	}
+	return 1
 }
 
 // recency is 0.5^(age/half-life) with age measured from q.Now; 1 when decay is off.
