@@ -103,7 +103,13 @@ func newMetrics(reg prometheus.Registerer, n *Node) *metrics {
 		}
 		return float64(c)
 	})
-	for _, c := range []prometheus.Collector{m.indexesLoading, m.halted, m.forwarded, m.rpcRetries, m.fanoutPartial, m.leaderShed,
+	cacheHits := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "memcluster_record_cache_hits_total",
+		Help: "Record reads (a search's answers, a get) answered from the record cache."},
+		func() float64 { return float64(n.db.RecordCacheStats().Hits) })
+	cacheMisses := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "memcluster_record_cache_misses_total",
+		Help: "Record reads that missed the record cache and read Pebble."},
+		func() float64 { return float64(n.db.RecordCacheStats().Misses) })
+	for _, c := range []prometheus.Collector{cacheHits, cacheMisses, m.indexesLoading, m.halted, m.forwarded, m.rpcRetries, m.fanoutPartial, m.leaderShed,
 		replicas, leaders, m.movesStarted, m.movesFinished, m.moveStepsFailed, m.movedBytes, m.movesInFlight,
 		m.transfers, m.replicaImbalance, m.leaderImbalance, m.splits, m.redirects, m.prunedResults,
 		m.heartbeatsCoalesced, m.heartbeatBatches, m.heartbeatsDirect, m.heartbeatsReceived,

@@ -47,11 +47,18 @@ type Options struct {
 	WriteRetryMin, WriteRetryMax time.Duration
 	// Restore bounds snapshot streams; see RestoreLimits for its defaults.
 	Restore RestoreLimits
+	// RecordCacheSize is the memory GetMemory may keep records' encoded bytes in, so that a search reads its
+	// few answers at the cost of a map look-up however many records the node holds; default 32 MiB, negative
+	// for none.
+	RecordCacheSize int64
 }
 
 func (o Options) withDefaults() Options {
 	if o.CacheSize == 0 {
 		o.CacheSize = 64 << 20
+	}
+	if o.RecordCacheSize == 0 {
+		o.RecordCacheSize = 32 << 20
 	}
 	if o.MemTableSize == 0 {
 		o.MemTableSize = 64 << 20
@@ -92,6 +99,10 @@ type DB struct {
 	// closed makes later ones answer 0.
 	closeMu sync.RWMutex
 	closed  bool
+
+	// records caches records' bytes for GetMemory; nil when Options.RecordCacheSize is negative. Every batch
+	// this package commits goes through commit, which keeps it coherent.
+	records *recordCache
 }
 
 // HeapBytes is what Pebble's block cache and memtables hold on the Go heap: pointer-free buffers that stay until
@@ -129,6 +140,9 @@ func Open(dir string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open pebble %s: %w", dir, err)
 	}
 	d := &DB{db: pdb, log: opts.Logger, opts: opts, health: health}
+	if opts.RecordCacheSize > 0 {
+		d.records = newRecordCache(opts.RecordCacheSize)
+	}
 	if err := d.checkFormat(); err != nil {
 		pdb.Close()
 		return nil, err
@@ -194,7 +208,7 @@ func (d *DB) get(k []byte) ([]byte, error) {
 
 // GetMemory reads one memory of user in shard.
 func (d *DB) GetMemory(shard uint32, user, id string) (memory.Memory, error) {
-	v, err := d.get(MemoryKey(shard, user, id))
+	v, err := d.getRecord(MemoryKey(shard, user, id))
 	if err != nil {
 		return memory.Memory{}, fmt.Errorf("get memory %s: %w", id, err)
 	}
@@ -279,7 +293,7 @@ func (d *DB) DropShard(shard uint32) error {
 	if err := b.DeleteRange(rp, prefixEnd(rp), nil); err != nil {
 		return err
 	}
-	return b.Commit(pebble.Sync)
+	return d.commit(b, pebble.Sync)
 }
 
 func appliedValue(index, term uint64) []byte {

@@ -264,7 +264,7 @@ func (f *ShardFSM) commit(b *pebble.Batch, ch *changes, index, term uint64, owne
 	prev := f.readable.Swap(owned)
 	// Pebble itself treats a failed WAL write as fatal (it panics); an error returned here means nothing was
 	// written, so the batch can be retried as a whole.
-	if err := b.Commit(pebble.NoSync); err != nil {
+	if err := f.db.commit(b, pebble.NoSync); err != nil {
 		f.readable.Store(prev)
 		return fmt.Errorf("%w: commit entries up to %d: %w", ErrDiskIO, index, err)
 	}

@@ -132,7 +132,7 @@ func restoreShard(d *DB, shard uint32, r io.Reader) error {
 		return err
 	}
 	lo, hi := stateRange(shard)
-	if err := d.db.DeleteRange(lo, hi, pebble.NoSync); err != nil {
+	if err := d.deleteRange(lo, hi, pebble.NoSync); err != nil {
 		return err
 	}
 	zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(maxSnapshotWindow))
@@ -158,7 +158,7 @@ func restoreShard(d *DB, shard uint32, r io.Reader) error {
 	_ = b.Set(appliedKey(shard), appliedValue(index, term), nil)
 	_ = b.Set(epochKey(shard), binary.BigEndian.AppendUint64(nil, epoch+1), nil)
 	_ = b.Delete(restoreKey(shard), nil)
-	return b.Commit(pebble.Sync)
+	return d.commit(b, pebble.Sync)
 }
 
 // SnapshotIndex reads the applied index and term a snapshot stream's header says its state is at.
@@ -225,7 +225,7 @@ func commitRestoreBatch(d *DB, b *pebble.Batch) error {
 	if err := d.WriteHealth(); err != nil {
 		return err
 	}
-	return b.Commit(pebble.NoSync)
+	return d.commit(b, pebble.NoSync)
 }
 
 // readChunk reads one length-prefixed key or value. The buffer grows with the bytes actually read, never

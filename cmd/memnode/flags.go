@@ -73,6 +73,7 @@ type config struct {
 	rerankTop    int
 
 	minFreeBytes  int64
+	recordCache   string
 	sessionWindow int
 	warmAfter     int
 	coldStore     string
@@ -140,6 +141,7 @@ func (c *config) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.rerankKeyEnv, "rerank-api-key-env", "RERANK_API_KEY", "name of the environment variable that holds the --rerank-url API key")
 	fs.DurationVar(&c.rerankTO, "rerank-timeout", 2*time.Second, "time budget of one rerank call; then the search keeps its own order")
 	fs.IntVar(&c.rerankTop, "rerank-candidates", 30, "best results of a search sent to --rerank-url")
+	fs.StringVar(&c.recordCache, "record-cache", "32MiB", "memory for records' bytes read by searches and gets, so that they cost the same however much the node holds (e.g. 64MiB); off: none")
 	fs.Int64Var(&c.minFreeBytes, "min-free-bytes", 256<<20, "free disk space below which the node turns read-only (writes get 507, reads go on); negative: off")
 	fs.StringVar(&c.coldStore, "cold-store", "", "keep cold segments in this object store instead of the shards: s3://bucket?region=…&endpoint=…, or file:///dir that every node shares")
 	fs.IntVar(&c.warmAfter, "warm-restore-after", 3, "escalated reads of an archive entry that bring its memories back to the hot tier (0: never)")
@@ -193,6 +195,9 @@ func (c *config) finish() error {
 			return fmt.Errorf("--memory-limit %q: %w", c.memoryLimit, err)
 		}
 	}
+	if _, err := c.recordCacheBytes(); err != nil {
+		return err
+	}
 	if c.gcPacing != "auto" && c.gcPacing != "off" {
 		return fmt.Errorf("--gc-pacing %q: want auto or off", c.gcPacing)
 	}
@@ -203,4 +208,16 @@ func (c *config) finish() error {
 		c.bootstrapExpect, c.replicas, c.gossipProfile = 1, 1, "local"
 	}
 	return nil
+}
+
+// recordCacheBytes is --record-cache as storage.Options.RecordCacheSize: negative for off.
+func (c *config) recordCacheBytes() (int64, error) {
+	if c.recordCache == "off" {
+		return -1, nil
+	}
+	n, err := parseBytes(c.recordCache)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("--record-cache %q: want a size such as 32MiB, or off", c.recordCache)
+	}
+	return n, nil
 }

@@ -122,7 +122,9 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	if err := os.MkdirAll(c.dataDir, 0o755); err != nil {
 		return fmt.Errorf("--data-dir: %w", err)
 	}
-	db, err := storage.Open(filepath.Join(c.dataDir, "pebble"), storage.Options{Logger: log, MinFreeBytes: c.minFreeBytes})
+	recordCache, _ := c.recordCacheBytes() // validated with the flags
+	db, err := storage.Open(filepath.Join(c.dataDir, "pebble"), storage.Options{Logger: log, MinFreeBytes: c.minFreeBytes,
+		RecordCacheSize: recordCache})
 	if err != nil {
 		return err
 	}
