@@ -48,6 +48,11 @@ type Options struct {
 	SettleAfter time.Duration
 	// SettleAbove is the segment count an idle index is settled above, and settled down to (default 4).
 	SettleAbove int
+	// SettleShare: an idle index of fewer segments is also settled, into one, when the segments other than its
+	// largest hold at least this share of its documents (default 0.1; negative: never). Each segment a
+	// search visits costs it a dictionary look-up per word; the share bounds how often a whole-index merge
+	// runs for the few documents a quiet shard takes.
+	SettleShare float64
 	// Settlers, when set, bounds how many indexes sharing it settle at once (NewSettlers); nil: no bound.
 	Settlers *Settlers
 	// settleHold bounds how long one Settle holds its turn of Settlers (default settleHoldDefault; tests
@@ -107,6 +112,9 @@ func (o Options) withDefaults() Options {
 	if o.SettleAbove == 0 {
 		o.SettleAbove = 4
 	}
+	if o.SettleShare == 0 {
+		o.SettleShare = 0.1
+	}
 	if o.settleHold == 0 {
 		o.settleHold = settleHoldDefault
 	}
@@ -143,6 +151,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("%w: analyzer %q (want %q or %q)", ErrInvalid, o.Analyzer, AnalyzerEnglish, AnalyzerStandard)
 	case o.SettleAbove < 1:
 		return fmt.Errorf("%w: SettleAbove %d (want at least 1)", ErrInvalid, o.SettleAbove)
+	case o.SettleShare > 1:
+		return fmt.Errorf("%w: SettleShare %v (want at most 1)", ErrInvalid, o.SettleShare)
 	case o.MaxBatch < 0:
 		return fmt.Errorf("%w: MaxBatch %d", ErrInvalid, o.MaxBatch)
 	case o.MaxK < 0:

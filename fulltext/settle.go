@@ -14,7 +14,8 @@ import (
 // Settling (DESIGN.md, "Settling an idle index"): scorch's tiered merge policy leaves up to MaxSegmentsPerTier
 // segments in each tier, which keeps merge work low under writes, and a search looks up each of its terms in
 // every segment. An index that has taken no batch for Options.SettleAfter and holds more than
-// Options.SettleAbove segments is merged down to a few.
+// Options.SettleAbove segments, or whose smaller segments hold Options.SettleShare of its documents, is merged
+// down to a few, or to one.
 
 // settleRounds bounds the merge plans one Settle runs: each merges up to ten segments into one.
 const settleRounds = 4
@@ -123,7 +124,7 @@ func (ix *Index) settleLoop(ctx context.Context) {
 		}
 		idle := time.Since(time.Unix(0, s.last.Load()))
 		if n := s.applies.Load(); n != settledAt && idle >= every {
-			if files, _ := ix.Segments(); files > uint64(ix.opts.SettleAbove) {
+			if ix.unsettled() {
 				if err := ix.Settle(ctx); err != nil && ctx.Err() != nil {
 					return
 				}
@@ -142,7 +143,7 @@ func (ix *Index) Settle(ctx context.Context) error {
 	if sc == nil {
 		return nil
 	}
-	if files, _ := ix.Segments(); files <= uint64(ix.opts.SettleAbove) {
+	if !ix.unsettled() {
 		return nil
 	}
 	applies := ix.settle.count()
@@ -155,8 +156,7 @@ func (ix *Index) Settle(ctx context.Context) error {
 	opts := mergeplan.SingleSegmentMergePlanOptions
 	opts.MaxSegmentSize = storeMaxSegmentSize
 	for range settleRounds {
-		if files, _ := ix.Segments(); files <= uint64(ix.opts.SettleAbove) || ctx.Err() != nil ||
-			ix.settle.count() != applies {
+		if !ix.unsettled() || ctx.Err() != nil || ix.settle.count() != applies {
 			return ctx.Err()
 		}
 		// forceMerge returns once scorch's merger has run the plan, the index closed, or ctx ended (Close, or
@@ -169,6 +169,42 @@ func (ix *Index) Settle(ctx context.Context) error {
 		ix.waitPersisted(ctx)
 	}
 	return ctx.Err()
+}
+
+// unsettled reports whether the index holds more than SettleAbove segments on disk, or more than one with the
+// smaller ones holding SettleShare of its documents.
+func (ix *Index) unsettled() bool {
+	files, _ := ix.Segments()
+	switch {
+	case files > uint64(ix.opts.SettleAbove):
+		return true
+	case files <= 1 || ix.opts.SettleShare < 0:
+		return false
+	}
+	largest, total, err := ix.segmentDocs()
+	return err == nil && total > 0 && float64(total-largest) >= ix.opts.SettleShare*float64(total)
+}
+
+// segmentDocs is the live documents of the index's largest segment, and of all of them.
+func (ix *Index) segmentDocs() (largest, total uint64, err error) {
+	adv, err := ix.b.Advanced()
+	if err != nil {
+		return 0, 0, err
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer r.Close()
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		return 0, 0, nil
+	}
+	for _, s := range snap.Segments() {
+		n := s.Count()
+		largest, total = max(largest, n), total+n
+	}
+	return largest, total, nil
 }
 
 // forceMerge is scorch's ForceMerge, returning when ctx ends too: scorch's waits only for the merge or the

@@ -154,3 +154,35 @@ func applyBatches(t *testing.T, ix *Index, c *corpus, n, size int, user func(j i
 		mustApply(t, ix, batch)
 	}
 }
+
+// An idle index of no more than SettleAbove segments is settled into one once the segments other than its
+// largest hold SettleShare of its documents, and left as it is while they hold less.
+func TestSettleBySmallerSegmentsShare(t *testing.T) {
+	ix := openTest(t, t.TempDir(), Options{SettleAfter: -1, SettleShare: 0.2})
+	c := newCorpus(7)
+	next := 0
+	add := func(n int) { // one persisted segment of n documents
+		t.Helper()
+		batch := make([]Doc, n)
+		for j := range batch {
+			batch[j] = c.doc(fmt.Sprintf("u%d", j%3), next)
+			next++
+		}
+		mustApply(t, ix, batch)
+		ix.WaitPersisted()
+	}
+	settle := func(want uint64) {
+		t.Helper()
+		if err := ix.Settle(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if files, _ := ix.Segments(); files != want {
+			t.Fatalf("%d segments after Settle, want %d", files, want)
+		}
+	}
+	add(200)
+	add(20)
+	settle(2) // 20 of 220 documents outside the largest: under the share
+	add(60)
+	settle(1) // 80 of 280
+}
