@@ -139,15 +139,7 @@ func TestSnapshotRestoreRoundTrip(t *testing.T) {
 		ms = append(ms, mem("user-"+id, id, "text "+id))
 	}
 	src.ApplyBatch([]*raft.Log{putLog(t, 7, ms...)})
-	snap, err := src.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sink bufSink
-	if err := snap.Persist(&sink); err != nil {
-		t.Fatal(err)
-	}
-	snap.Release()
+	sink := persisted(t, src)
 
 	idx := &recIndexer{}
 	dst, _ := NewShardFSM(db, 2, idx, slog.New(slog.DiscardHandler), nil)
@@ -173,6 +165,21 @@ func TestSnapshotRestoreRoundTrip(t *testing.T) {
 	if r, _ := db.Restoring(2); !r {
 		t.Fatal("failed restore must leave its marker for the next start")
 	}
+}
+
+// persisted is a snapshot of f, as raft would write it.
+func persisted(t *testing.T, f *ShardFSM) *bufSink {
+	t.Helper()
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Release()
+	var sink bufSink
+	if err := snap.Persist(&sink); err != nil {
+		t.Fatal(err)
+	}
+	return &sink
 }
 
 func TestKeyRoundTrip(t *testing.T) {

@@ -115,14 +115,7 @@ func TestRecordCacheFollowsEveryWrite(t *testing.T) {
 	// A snapshot of another shard restored over this one.
 	src, _ := NewShardFSM(db, 9, nil, slog.New(slog.DiscardHandler), nil)
 	src.ApplyBatch([]*raft.Log{putLog(t, 50, mem(u1, "A", "restored a"), mem(u2, "C", "restored c"))})
-	snap, err := src.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sink bufSink
-	if err := snap.Persist(&sink); err != nil {
-		t.Fatal(err)
-	}
+	sink := persisted(t, src)
 	agree(t, db, "before restore", refs)
 	if err := f.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
 		t.Fatal(err)
