@@ -29,3 +29,18 @@ func TestGCPacingFlagNamesABadValue(t *testing.T) {
 		t.Fatalf("--gc-pacing fast: %v", err)
 	}
 }
+
+func TestRecordCacheFlag(t *testing.T) {
+	for in, want := range map[string]int64{"32MiB": 32 << 20, "off": -1, "1GiB": 1 << 30} {
+		if got, err := (&config{recordCache: in}).recordCacheBytes(); err != nil || got != want {
+			t.Errorf("--record-cache %s = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	cmd := newRootCmd()
+	cmd.SetArgs([]string{"--record-cache", "lots", "--node-id", "n1"})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), `--record-cache "lots": want a size such as 32MiB, or off`) {
+		t.Fatalf("--record-cache lots: %v", err)
+	}
+}
