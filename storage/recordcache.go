@@ -86,7 +86,8 @@ func (c *recordCache) add(k, v []byte, gen uint64) {
 	if p.gen != gen || p.held > 0 {
 		return
 	}
-	if old, ok := p.m[string(k)]; ok {
+	if old, ok := p.m[string(k)]; ok { // a reader raced another to the same miss
+		delete(p.m, string(k))
 		p.bytes -= int64(len(k) + len(old) + recordEntryOverhead)
 	}
 	for ek, ev := range p.m {
@@ -102,8 +103,6 @@ func (c *recordCache) add(k, v []byte, gen uint64) {
 
 // heldParts is a set of parts, one bit each.
 type heldParts uint32
-
-const allParts = heldParts(1<<recordCacheParts - 1)
 
 // holdPart drops k (if k is not nil) from part i and holds additions off it, once per hold.
 func (c *recordCache) holdPart(i int, k []byte, held *heldParts) {

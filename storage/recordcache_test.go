@@ -206,9 +206,22 @@ func TestRecordCacheBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Two readers that missed the same record both add it: the second replaces the first.
+	k := MemoryKey(1, "u", "M0001")
+	_, gen, _ := db.records.get(k)
+	db.records.add(k, []byte("first"), gen)
+	db.records.add(k, []byte("second"), gen)
 	var total int64
 	for i := range db.records.parts {
-		total += db.records.parts[i].bytes
+		p := &db.records.parts[i]
+		var counted int64
+		for ek, ev := range p.m {
+			counted += int64(len(ek) + len(ev) + recordEntryOverhead)
+		}
+		if counted != p.bytes {
+			t.Fatalf("part %d counts %d bytes, holds %d", i, p.bytes, counted)
+		}
+		total += p.bytes
 	}
 	if total > 64<<10 || total < 32<<10 {
 		t.Fatalf("cache holds %d bytes, want at most its 64 KiB and most of it used", total)
