@@ -432,16 +432,7 @@ func bigSnapshot(t *testing.T, rng *rand.Rand) ([]byte, uint64) {
 		logs = append(logs, putLog(t, uint64(i+1), m))
 	}
 	applyOK(t, f, logs)
-	snap, err := f.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer snap.Release()
-	var sink bufSink
-	if err := snap.Persist(&sink); err != nil {
-		t.Fatal(err)
-	}
-	return sink.Bytes(), f.AppliedIndex()
+	return persisted(t, f).Bytes(), f.AppliedIndex()
 }
 
 func restoredState(t *testing.T, snapshot []byte) []string {

@@ -274,16 +274,7 @@ func smallSnapshot(t *testing.T) []byte {
 	defer db.Close()
 	f, _ := NewShardFSM(db, 1, nil, quietLog(), nil)
 	applyOK(t, f, []*raft.Log{putLog(t, 1, mem("u", "A", "a"))})
-	snap, err := f.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer snap.Release()
-	var sink bufSink
-	if err := snap.Persist(&sink); err != nil {
-		t.Fatal(err)
-	}
-	return sink.Bytes()
+	return persisted(t, f).Bytes()
 }
 
 // A background failure makes the node read-only until a flush or compaction succeeds, or until it has not
