@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"time"
 
 	"github.com/memcluster/memcluster/fulltext"
 	"github.com/memcluster/memcluster/memory"
@@ -169,24 +168,18 @@ func (s *ShardIndex) filter(q *Query) func(string) bool {
 	}
 }
 
-// recencyLocked is id's recency factor for q; with decay off (the default) it is 1 without a look-up in the
-// attribute map, whose entries, a million in a large shard, are mostly cold in the CPU's caches. s.mu is held.
+// recencyLocked is id's recency factor for q: 0.5^(age/half-life) with age measured from q.Now, 1 for a memory
+// not yet occurred or unknown. With decay off (the default) it is 1 without a look-up in the attribute map, whose
+// entries, a million in a large shard, are mostly cold in the CPU's caches. s.mu is held.
 func (s *ShardIndex) recencyLocked(q Query, id string) float64 {
 	if q.RecencyHalfLife <= 0 || q.Now.IsZero() {
 		return 1
 	}
-	if a := s.attrs[id]; a != nil {
-		return recency(q, a.occurred)
-	}
-	return 1
-}
-
-// recency is 0.5^(age/half-life) with age measured from q.Now; 1 when decay is off.
-func recency(q Query, occurred time.Time) float64 {
-	if q.RecencyHalfLife <= 0 || q.Now.IsZero() {
+	a := s.attrs[id]
+	if a == nil {
 		return 1
 	}
-	age := q.Now.Sub(occurred)
+	age := q.Now.Sub(a.occurred)
 	if age <= 0 {
 		return 1
 	}
