@@ -15,6 +15,7 @@ import (
 // batch was being indexed. Reads that must see every applied write call waitIndexed, which flushes at once.
 type textFeeder struct {
 	text TextIndex
+	gate *Indexers // turns for a follower's batches; nil: none
 	fail func(error)
 
 	mu      sync.Mutex
@@ -26,6 +27,7 @@ type textFeeder struct {
 	waiters int
 	closed  bool
 	lingerD atomic.Int64 // current linger, nanoseconds
+	leader  atomic.Bool
 	kick    chan struct{}
 	urgent  chan struct{} // a reader waits or the feeder closes: cut the linger short
 	done    chan struct{}
@@ -40,8 +42,8 @@ const (
 	followerFeederLinger = 5 * time.Second
 )
 
-func newTextFeeder(text TextIndex, indexed uint64, fail func(error)) *textFeeder {
-	f := &textFeeder{text: text, fail: fail, indexed: indexed, pending: indexed,
+func newTextFeeder(text TextIndex, indexed uint64, gate *Indexers, fail func(error)) *textFeeder {
+	f := &textFeeder{text: text, gate: gate, fail: fail, indexed: indexed, pending: indexed,
 		kick: make(chan struct{}, 1), urgent: make(chan struct{}, 1), done: make(chan struct{})}
 	f.lingerD.Store(int64(followerFeederLinger))
 	f.cond = sync.NewCond(&f.mu)
@@ -104,8 +106,11 @@ func (f *textFeeder) run() {
 // feederChunk bounds one bleve batch (bleve's own limit is 4096 operations).
 const feederChunk = 2048
 
-// apply writes what accumulated (applyChunked).
+// apply writes what accumulated (applyChunked), a follower's in its turn of the node's Indexers.
 func (f *textFeeder) apply(puts []fulltext.Doc, dels []string, upto uint64) error {
+	if f.gate.acquire(f) {
+		defer f.gate.release()
+	}
 	return applyChunked(f.text, puts, dels, upto)
 }
 
@@ -145,7 +150,18 @@ func (f *textFeeder) linger() {
 	}
 }
 
-// hurry ends the current linger.
+// urgentNow reports whether the next batch may not wait for a turn: the replica leads, a reader waits for
+// the feeder, or it is closing.
+func (f *textFeeder) urgentNow() bool {
+	if f.leader.Load() {
+		return true
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.waiters > 0 || f.closed
+}
+
+// hurry ends the current linger, or a follower's wait for a turn.
 func (f *textFeeder) hurry() {
 	select {
 	case f.urgent <- struct{}{}:
@@ -153,13 +169,16 @@ func (f *textFeeder) hurry() {
 	}
 }
 
-// setLeader picks the linger for the replica's role.
+// setLeader picks the linger for the replica's role; a promoted follower waiting for a turn goes ahead.
 func (f *textFeeder) setLeader(leader bool) {
 	d := followerFeederLinger
 	if leader {
 		d = feederLinger
 	}
 	f.lingerD.Store(int64(d))
+	if !f.leader.Swap(leader) && leader {
+		f.hurry()
+	}
 }
 
 // waitIndexed returns once bleve holds every change up to applied index idx. Entries without index changes

@@ -24,7 +24,7 @@ func memText(t testing.TB) *fulltext.Index {
 // the feeder had already returned).
 func TestFeederCloseUnderLoadDoesNotHang(t *testing.T) {
 	for round := 0; round < 50; round++ {
-		f := newTextFeeder(memText(t), 0, func(err error) { t.Error(err) })
+		f := newTextFeeder(memText(t), 0, nil, func(err error) { t.Error(err) })
 		var wg sync.WaitGroup
 		stop := make(chan struct{})
 		wg.Add(1)
@@ -56,7 +56,7 @@ func TestFeederCloseUnderLoadDoesNotHang(t *testing.T) {
 // A reader waiting for an index is served as soon as the feeder has indexed it, without waiting out the linger.
 func TestWaitIndexedFlushesAtOnce(t *testing.T) {
 	text := memText(t)
-	f := newTextFeeder(text, 0, func(err error) { t.Error(err) })
+	f := newTextFeeder(text, 0, nil, func(err error) { t.Error(err) })
 	defer f.close()
 	f.add(7, []fulltext.Doc{{ID: "a", UserID: "u", Type: "episodic", Text: "bees on the roof"}}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), feederLinger/2)
@@ -78,7 +78,7 @@ func TestWaitIndexedFlushesAtOnce(t *testing.T) {
 // deleted ends deleted, however the changes fall into the feeder's batches.
 func TestFeederLaterChangeWins(t *testing.T) {
 	text := memText(t)
-	f := newTextFeeder(text, 0, func(err error) { t.Error(err) })
+	f := newTextFeeder(text, 0, nil, func(err error) { t.Error(err) })
 	defer f.close()
 	doc := func(id string) []fulltext.Doc {
 		return []fulltext.Doc{{ID: id, UserID: "u", Type: "episodic", Text: "a tram ride in Lisbon"}}

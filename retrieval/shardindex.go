@@ -86,6 +86,8 @@ type ShardIndex struct {
 	model string // embedding fingerprint: only vectors of this model are searchable
 	tail  TailReader
 	log   *slog.Logger
+	// indexers gives the feeder turns for a follower's batches (nil: none).
+	indexers *Indexers
 
 	mu    sync.RWMutex
 	attrs map[string]*attrs
@@ -118,6 +120,9 @@ type ShardIndexOptions struct {
 	// them touched, instead of every record. It needs Tail to use a checkpoint behind the records.
 	Checkpoint       string
 	CheckpointPolicy CheckpointPolicy // when to write it; see CheckpointPolicy for the defaults
+	// Indexers, shared by a node's shards, gives their feeders turns to build a follower's full-text batch
+	// (Indexers). Default nil: followers build theirs whenever they are ready.
+	Indexers *Indexers
 }
 
 // OpenShardIndex wires the indexes of a shard and brings them up to date with its records (no raft log tail:
@@ -135,7 +140,7 @@ func OpenShardIndexWith(o ShardIndexOptions) (*ShardIndex, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &ShardIndex{shard: o.Shard, db: o.Records, vec: o.Vectors, text: o.Text, model: o.Model, tail: o.Tail,
-		log: o.Logger.With("shard", o.Shard), attrs: map[string]*attrs{}, tl: newTimelines()}
+		indexers: o.Indexers, log: o.Logger.With("shard", o.Shard), attrs: map[string]*attrs{}, tl: newTimelines()}
 	if o.Checkpoint != "" {
 		s.ckpt = newCheckpointer(o.Checkpoint, o.CheckpointPolicy)
 	}
@@ -146,7 +151,7 @@ func OpenShardIndexWith(o ShardIndexOptions) (*ShardIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.feed = newTextFeeder(s.text, applied, func(err error) {
+	s.feed = newTextFeeder(s.text, applied, s.indexers, func(err error) {
 		// Derived state: the marker stays behind, so the next open re-feeds bleve from Pebble.
 		s.log.Error("full-text index update failed", "err", err)
 	})
@@ -323,7 +328,11 @@ func (s *ShardIndex) Reset() {
 		s.ckpt.resume()
 	}
 	applied, _, _ := s.db.Applied(s.shard)
-	s.feed = newTextFeeder(s.text, applied, s.feed.fail)
+	feed := newTextFeeder(s.text, applied, s.indexers, s.feed.fail)
+	feed.setLeader(s.feed.leader.Load())
+	s.mu.Lock()
+	s.feed = feed
+	s.mu.Unlock()
 }
 
 // clearText deletes ids from bleve in chunks bleve accepts (a restored shard can hold far more than one batch).

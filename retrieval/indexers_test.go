@@ -1,0 +1,115 @@
+package retrieval
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/memcluster/memcluster/fulltext"
+)
+
+// heldText is a full-text index whose batches announce themselves on entered and then wait for a value on
+// proceed.
+type heldText struct {
+	*fulltext.Index
+	entered chan string
+	proceed chan struct{}
+	name    string
+}
+
+func (h *heldText) ApplyWithMarkers(put []fulltext.Doc, del []string, m map[string][]byte) error {
+	h.entered <- h.name
+	<-h.proceed
+	return h.Index.ApplyWithMarkers(put, del, m)
+}
+
+// Followers' batches take turns on a node's Indexers; a follower waiting for a turn goes ahead when it is
+// promoted or a reader waits for it, and every batch is indexed in the end.
+func TestFollowersIndexInTurns(t *testing.T) {
+	gate := NewIndexers(1)
+	entered := make(chan string, 8)
+	feeders := map[string]*textFeeder{}
+	texts := map[string]*heldText{}
+	for _, name := range []string{"a", "b", "c", "d"} {
+		h := &heldText{Index: memText(t), entered: entered, proceed: make(chan struct{}), name: name}
+		texts[name] = h
+		f := newTextFeeder(h, 0, gate, func(err error) { t.Error(err) })
+		feeders[name] = f
+		t.Cleanup(func() { close(h.proceed); f.close() })
+	}
+	add := func(name string, idx uint64) {
+		feeders[name].add(idx, []fulltext.Doc{{ID: fmt.Sprintf("%s%d", name, idx), UserID: "u", Type: "episodic", Text: "bees"}}, nil)
+		feeders[name].hurry() // end the follower's 5 s linger
+	}
+	next := func() string {
+		t.Helper()
+		select {
+		case n := <-entered:
+			return n
+		case <-time.After(10 * time.Second):
+			t.Fatal("no batch started")
+			return ""
+		}
+	}
+	quiet := func() {
+		t.Helper()
+		select {
+		case n := <-entered:
+			t.Fatalf("follower %s built a batch while another held the only turn", n)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+
+	add("a", 1)
+	if n := next(); n != "a" {
+		t.Fatalf("first batch from %s", n)
+	}
+	add("b", 1)
+	add("c", 1)
+	add("d", 1)
+	quiet()
+
+	// b is promoted while a holds the turn: it goes ahead.
+	feeders["b"].setLeader(true)
+	if n := next(); n != "b" {
+		t.Fatalf("after b's promotion, a batch from %s", n)
+	}
+	texts["b"].proceed <- struct{}{}
+
+	// A reader waits for c: it goes ahead too, and the wait returns.
+	waited := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		waited <- feeders["c"].waitIndexed(ctx, 1)
+	}()
+	if n := next(); n != "c" {
+		t.Fatalf("with a reader waiting for c, a batch from %s", n)
+	}
+	texts["c"].proceed <- struct{}{}
+	if err := <-waited; err != nil {
+		t.Fatalf("reader of c: %v", err)
+	}
+	quiet() // d still waits for a's turn
+
+	texts["a"].proceed <- struct{}{}
+	if n := next(); n != "d" {
+		t.Fatalf("after a's batch, a batch from %s", n)
+	}
+	texts["d"].proceed <- struct{}{}
+	if p := gate.peak.Load(); p != 1 {
+		t.Fatalf("%d followers' batches at once, want 1", p)
+	}
+	for name, f := range feeders {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := f.waitIndexed(ctx, 1)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if hits, err := texts[name].Search(fulltext.Query{UserID: "u", Text: "bees", K: 5}); err != nil || len(hits) != 1 {
+			t.Fatalf("%s indexed %v, %v", name, hits, err)
+		}
+	}
+}
