@@ -3,8 +3,28 @@
 # rounds of the builds in the order given: `memctl bench write` at 1 and 64 clients for 5 s each, with the CPU
 # the three nodes spent per acknowledged put (from /proc/PID/stat). Compares two builds on a busy machine.
 # Usage: bench/write-ab.sh DIR [DIR ...], each DIR holding a build's memnode and memctl (e.g. bin); env ROUNDS (2).
+# With ETCDPEER set to a built bench/etcdpeer (cd bench/etcdpeer && go build -o /tmp/etcdpeer .), three etcd
+# members run beside the rounds and are loaded the same way after each round, for the ratio in the same minutes.
 set -u
 cd "$(dirname "$0")/.."
+ETCD_ENDPOINTS=127.0.0.1:27510,127.0.0.1:27512,127.0.0.1:27514
+etcd_start() {
+  [ -n "${ETCDPEER:-}" ] || return 0
+  ETCD_DIR=$(mktemp -d)
+  "$ETCDPEER" serve --dir "$ETCD_DIR/data" --base 27510 >"$ETCD_DIR/log" 2>&1 &
+  ETCD_PID=$!
+  trap 'kill $ETCD_PID 2>/dev/null; wait $ETCD_PID 2>/dev/null; rm -rf "$ETCD_DIR"' EXIT
+  for _ in $(seq 1 60); do grep -q '^ready' "$ETCD_DIR/log" && return 0; sleep 1; done
+  echo "etcd members did not become ready; see $ETCD_DIR/log" >&2
+  exit 1
+}
+etcd_round() {
+  [ -n "${ETCDPEER:-}" ] || return 0
+  for c in 1 64; do
+    "$ETCDPEER" load --endpoints "$ETCD_ENDPOINTS" --clients $c --duration 5s --warmup 1s --size 200 |
+      python3 -c "import json,sys; r=json.load(sys.stdin); print(f\"build=etcd clients=$c ops_per_s={r['ops_per_s']:.0f} p50_ms={r['latency_ms']['p50']} p99_ms={r['latency_ms']['p99']}\")"
+  done
+}
 ticks() { local t=0; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo $t; }
 run() { # dir
   local data pids
@@ -30,6 +50,8 @@ PY
   while pgrep -f "data-dir $data" >/dev/null; do sleep 0.2; done
   rm -rf "$data"
 }
+etcd_start
 for _ in $(seq "${ROUNDS:-2}"); do
   for dir in "$@"; do run "$dir"; done
+  etcd_round
 done
