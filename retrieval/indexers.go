@@ -1,9 +1,6 @@
 package retrieval
 
-import (
-	"runtime"
-	"sync/atomic"
-)
+import "runtime"
 
 // Indexers bounds how many follower replicas of a node build full-text batches at once. A node shares one
 // among its shards' indexes.
@@ -15,11 +12,7 @@ import (
 // "Follower indexing takes turns"). Batches that wait for a turn grow, and a larger batch costs less a
 // document. A leader's feeder never waits: linearizable reads wait for it. A follower waiting for a turn goes
 // ahead at once when it is promoted, when a reader waits for it, or when it closes.
-type Indexers struct {
-	sem    chan struct{}
-	active atomic.Int32
-	peak   atomic.Int32 // the most follower batches seen at once (tests)
-}
+type Indexers struct{ sem chan struct{} }
 
 // NewIndexers lets n followers' batches be built at once (at least 1).
 func NewIndexers(n int) *Indexers { return &Indexers{sem: make(chan struct{}, max(n, 1))} }
@@ -37,9 +30,6 @@ func (g *Indexers) acquire(f *textFeeder) bool {
 	for !f.urgentNow() {
 		select {
 		case g.sem <- struct{}{}:
-			n := g.active.Add(1)
-			for p := g.peak.Load(); n > p && !g.peak.CompareAndSwap(p, n); p = g.peak.Load() {
-			}
 			return true
 		case <-f.urgent:
 		}
@@ -47,7 +37,4 @@ func (g *Indexers) acquire(f *textFeeder) bool {
 	return false
 }
 
-func (g *Indexers) release() {
-	g.active.Add(-1)
-	<-g.sem
-}
+func (g *Indexers) release() { <-g.sem }
