@@ -92,12 +92,20 @@ func TestFollowersIndexInTurns(t *testing.T) {
 		t.Fatalf("reader of c: %v", err)
 	}
 	quiet() // d still waits for a's turn
+	for deadline := time.Now().Add(10 * time.Second); gate.Stats().Waiting != 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for a turn: %+v, want d alone", gate.Stats())
+		}
+	}
 
 	texts["a"].proceed <- struct{}{}
 	if n := next(); n != "d" {
 		t.Fatalf("after a's batch, a batch from %s", n)
 	}
 	texts["d"].proceed <- struct{}{}
+	if st := gate.Stats(); st.Waiting != 0 || st.Waited <= 0 {
+		t.Fatalf("after the turns: %+v", st)
+	}
 	for name, f := range feeders {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := f.waitIndexed(ctx, 1)

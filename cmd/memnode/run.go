@@ -27,6 +27,7 @@ import (
 	"github.com/memcluster/memcluster/internal/buildinfo"
 	"github.com/memcluster/memcluster/internal/nodeindex"
 	"github.com/memcluster/memcluster/reembed"
+	"github.com/memcluster/memcluster/retrieval"
 	"github.com/memcluster/memcluster/server"
 	"github.com/memcluster/memcluster/storage"
 	"github.com/memcluster/memcluster/tiering"
@@ -135,6 +136,8 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 		return fmt.Errorf("listen http %s: %w", cluster.ListenAddr(c.bindHost, c.httpAddr), err)
 	}
 	vectors := vector.NewMeter() // the rows of every shard index here, for the collector's pacing
+	indexers := retrieval.DefaultIndexers()
+	registerIndexers(reg, indexers)
 	node, err := cluster.New(cluster.Config{
 		NodeID: c.nodeID, DataDir: c.dataDir, RaftAddr: c.raftAddr, GossipAddr: c.gossipAddr, HTTPAddr: c.httpAddr, BindHost: c.bindHost,
 		Join: c.join, BootstrapExpect: c.bootstrapExpect, Shards: c.shards, Replicas: c.replicas,
@@ -143,7 +146,7 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 		ShardCommitTimeout: c.raftCommit, HeartbeatCoalesce: c.raftCoalesce, GossipProfile: c.gossipProfile, Logger: log, Registry: reg,
 		Tracer: tp.Tracer("memcluster/cluster"), ClusterToken: c.clusterToken,
 		TLS: nodeTLS, GossipKey: gkey,
-	}, db, nodeindex.Factory(c.dataDir, db, emb, vectors, log))
+	}, db, nodeindex.Factory(c.dataDir, db, emb, vectors, indexers, log))
 	if err != nil {
 		return err
 	}

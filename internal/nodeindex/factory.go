@@ -22,11 +22,15 @@ import (
 // The vectors of every shard count in meter (nil: not counted), by which the node paces its collector.
 //
 // The node's indexes settle one at a time (fulltext.Settlers): after a burst of writes every shard goes idle
-// at once, and each settle merges a whole index. Its followers build their full-text batches in turns
-// (retrieval.Indexers, half the cores), so that their bursts leave the write path a share of the CPU.
-func Factory(dataDir string, db *storage.DB, emb embed.Embedder, meter *vector.Meter, log *slog.Logger) cluster.IndexFactory {
+// at once, and each settle merges a whole index. Its followers build their full-text batches in turns of
+// indexers (nil: retrieval.DefaultIndexers, half the cores), so that their bursts leave the write path a share
+// of the CPU.
+func Factory(dataDir string, db *storage.DB, emb embed.Embedder, meter *vector.Meter, indexers *retrieval.Indexers,
+	log *slog.Logger) cluster.IndexFactory {
 	opts := fulltext.Options{NoSync: true, Settlers: fulltext.NewSettlers(1)}
-	indexers := retrieval.DefaultIndexers()
+	if indexers == nil {
+		indexers = retrieval.DefaultIndexers()
+	}
 	return func(shard uint32) (cluster.ShardIndex, error) {
 		dir := filepath.Join(dataDir, "index", fmt.Sprintf("shard-%d", shard))
 		ft, err := fulltext.Open(dir, opts)
