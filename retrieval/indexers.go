@@ -13,9 +13,10 @@ import (
 // bound, the ten or so shards a node follows each built a segment at the same moment, every core went to
 // bleve, and the same node's raft groups — whose acknowledgements are on every write's path — waited behind
 // them. Under 64 writing clients on two cores turns cut the cluster's put p99 by a third to a half, for a
-// higher p50 (docs/benchmarks.md, "Follower indexing takes turns"). Batches that wait for a turn grow, and a larger batch costs less a
-// document. A leader's feeder never waits: linearizable reads wait for it. A follower waiting for a turn goes
-// ahead at once when it is promoted, when a reader waits for it, or when it closes.
+// higher p50 (docs/benchmarks.md, "follower indexing takes turns"). Batches that wait for a turn grow, and a
+// larger batch costs less a document. A leader's feeder never waits: linearizable reads wait for it. A
+// follower waiting for a turn goes ahead at once when it is promoted, when a reader waits for it, or when it
+// closes.
 type Indexers struct {
 	sem     chan struct{}
 	waiting atomic.Int64 // batches waiting for a turn now
