@@ -26,10 +26,9 @@ type textFeeder struct {
 	indexed uint64 // highest applied index whose changes bleve has
 	waiters int
 	closed  bool
-	lingerD atomic.Int64 // current linger, nanoseconds
-	leader  atomic.Bool
+	leader  atomic.Bool // the replica leads: a shorter linger, and no turn to wait for
 	kick    chan struct{}
-	urgent  chan struct{} // a reader waits or the feeder closes: cut the linger short
+	urgent  chan struct{} // a reader waits, the feeder closes or the replica is promoted: cut a linger or a turn's wait short
 	done    chan struct{}
 }
 
@@ -45,7 +44,6 @@ const (
 func newTextFeeder(text TextIndex, indexed uint64, gate *Indexers, fail func(error)) *textFeeder {
 	f := &textFeeder{text: text, gate: gate, fail: fail, indexed: indexed, pending: indexed,
 		kick: make(chan struct{}, 1), urgent: make(chan struct{}, 1), done: make(chan struct{})}
-	f.lingerD.Store(int64(followerFeederLinger))
 	f.cond = sync.NewCond(&f.mu)
 	go f.run()
 	return f
@@ -142,7 +140,11 @@ func (f *textFeeder) linger() {
 	if urgent {
 		return
 	}
-	t := time.NewTimer(time.Duration(f.lingerD.Load()))
+	d := followerFeederLinger
+	if f.leader.Load() {
+		d = feederLinger
+	}
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -169,13 +171,8 @@ func (f *textFeeder) hurry() {
 	}
 }
 
-// setLeader picks the linger for the replica's role; a promoted follower waiting for a turn goes ahead.
+// setLeader records the replica's role (its linger, linger); a promoted follower waiting for a turn goes ahead.
 func (f *textFeeder) setLeader(leader bool) {
-	d := followerFeederLinger
-	if leader {
-		d = feederLinger
-	}
-	f.lingerD.Store(int64(d))
 	if !f.leader.Swap(leader) && leader {
 		f.hurry()
 	}
