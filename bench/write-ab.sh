@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Single puts through a fresh 3-node cluster (scripts/cluster.sh; 16 shards × 3 replicas) per build, ROUNDS
-# rounds of the builds in the order given: `memctl bench write` at 1 and 64 clients for 5 s each, with the CPU
-# the three nodes spent per acknowledged put (from /proc/PID/stat). Compares two builds on a busy machine.
-# Usage: bench/write-ab.sh DIR [DIR ...], each DIR holding a build's memnode and memctl (e.g. bin); env ROUNDS (2).
+# rounds of the builds in the order given: `memctl bench write` at CLIENTS clients ("1 64") for DUR (5s) each,
+# with the CPU the three nodes spent per acknowledged put (from /proc/PID/stat). Compares two builds on a busy
+# machine. Usage: bench/write-ab.sh DIR [DIR ...], each DIR holding a build's memnode and memctl (e.g. bin);
+# env ROUNDS (2), CLIENTS, DUR.
 # With ETCDPEER set to a built bench/etcdpeer (cd bench/etcdpeer && go build -o /tmp/etcdpeer .), three etcd
 # members run beside the rounds and are loaded the same way after each round, for the ratio in the same minutes.
 set -u
@@ -20,8 +21,8 @@ etcd_start() {
 }
 etcd_round() {
   [ -n "${ETCDPEER:-}" ] || return 0
-  for c in 1 64; do
-    "$ETCDPEER" load --endpoints "$ETCD_ENDPOINTS" --clients $c --duration 5s --warmup 1s --size 200 |
+  for c in ${CLIENTS:-1 64}; do
+    "$ETCDPEER" load --endpoints "$ETCD_ENDPOINTS" --clients $c --duration "${DUR:-5s}" --warmup 1s --size 200 |
       python3 -c "import json,sys; r=json.load(sys.stdin); print(f\"build=etcd clients=$c ops_per_s={r['ops_per_s']:.0f} p50_ms={r['latency_ms']['p50']} p99_ms={r['latency_ms']['p99']}\")"
   done
 }
@@ -32,10 +33,10 @@ run() { # dir
   export DATA=$data BIN=$1 MEMNODE_EXTRA="--shards 16 --replicas 3 --gossip-profile local"
   scripts/cluster.sh start >/dev/null || return
   pids=$(cat "$data"/n*.pid)
-  for c in 1 64; do
+  for c in ${CLIENTS:-1 64}; do
     local t0 t1
     t0=$(ticks $pids)
-    "$BIN/memctl" -o json bench write --clients $c --duration 5s \
+    "$BIN/memctl" -o json bench write --clients $c --duration "${DUR:-5s}" \
       --addr-list http://127.0.0.1:7480,http://127.0.0.1:7490,http://127.0.0.1:7500 >"$data/c$c.json" 2>/dev/null
     t1=$(ticks $pids)
     python3 - "$data/c$c.json" "$BIN" "$c" "$((t1 - t0))" "$(getconf CLK_TCK)" <<'PY'
