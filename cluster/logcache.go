@@ -13,13 +13,17 @@ import (
 // entry of a batch put holds up to a hundred memories (~260 KB): 64 of them in each of a node's 48 groups were
 // most of a gigabyte, kept even while the groups were idle. Here the oldest entries leave once the budget is
 // spent, and an entry larger than the whole budget is not kept.
+//
+// It is also where a leader's new entries wait while the leader writes them (raft.LogStager): the replicators
+// read them from here and send them to the followers during the leader's own disk write.
 type logCache struct {
 	raft.LogStore
 	budget int
 
-	mu    sync.RWMutex
-	ring  []*raft.Log
-	bytes int
+	mu     sync.RWMutex
+	ring   []*raft.Log
+	bytes  int
+	staged []*raft.Log // a leader's entries being written, consecutive; read before the ring
 }
 
 // newLogCache wraps store with a cache of up to entries entries and budget bytes of entry data.
@@ -33,10 +37,13 @@ func (c *logCache) IsMonotonic() bool {
 	return ok && m.IsMonotonic()
 }
 
-// GetLog implements raft.LogStore: from the cache when it holds idx.
+// GetLog implements raft.LogStore: from the staged entries or the cache when they hold idx.
 func (c *logCache) GetLog(idx uint64, log *raft.Log) error {
 	c.mu.RLock()
 	e := c.ring[idx%uint64(len(c.ring))]
+	if n := len(c.staged); n > 0 && idx >= c.staged[0].Index && idx <= c.staged[n-1].Index {
+		e = c.staged[idx-c.staged[0].Index]
+	}
 	c.mu.RUnlock()
 	if e != nil && e.Index == idx {
 		*log = *e
@@ -48,7 +55,7 @@ func (c *logCache) GetLog(idx uint64, log *raft.Log) error {
 // StoreLog implements raft.LogStore.
 func (c *logCache) StoreLog(log *raft.Log) error { return c.StoreLogs([]*raft.Log{log}) }
 
-// StoreLogs implements raft.LogStore: the entries are cached once the store has them.
+// StoreLogs implements raft.LogStore: the entries are cached once the store has them, and no longer staged.
 func (c *logCache) StoreLogs(logs []*raft.Log) error {
 	if err := c.LogStore.StoreLogs(logs); err != nil {
 		return err
@@ -58,7 +65,22 @@ func (c *logCache) StoreLogs(logs []*raft.Log) error {
 	for _, l := range logs {
 		c.put(l)
 	}
+	c.staged = nil
 	return nil
+}
+
+// StageLogs implements raft.LogStager: GetLog answers with logs until StoreLogs or UnstageLogs returns.
+func (c *logCache) StageLogs(logs []*raft.Log) {
+	c.mu.Lock()
+	c.staged = logs
+	c.mu.Unlock()
+}
+
+// UnstageLogs implements raft.LogStager.
+func (c *logCache) UnstageLogs() {
+	c.mu.Lock()
+	c.staged = nil
+	c.mu.Unlock()
 }
 
 // put caches l, evicting the oldest entries until the budget holds it. Caller holds mu.
