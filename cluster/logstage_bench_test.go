@@ -15,7 +15,7 @@ import (
 	"github.com/memcluster/memcluster/raftstore"
 )
 
-// BenchmarkLeaderLogWrite compares a leader that writes its log beside its followers (the logCache stages new
+// BenchmarkLeaderLogWrite compares a leader that writes its log beside its followers (the log cache, raftstore.Cache, stages new
 // entries, raft.LogStager) with one that writes it before replicating (the same cache with staging hidden):
 // three raft nodes, each log in its own Pebble with fsync on the disk under TempDir, over raft's in-memory
 // transport, so that the disk writes are what differs. 1 and 16 clients apply 512-byte commands; it reports
@@ -67,7 +67,7 @@ func (quietPebble) Infof(string, ...any)           {}
 func (quietPebble) Errorf(string, ...any)          {}
 func (quietPebble) Fatalf(format string, a ...any) { panic(fmt.Sprintf(format, a...)) }
 
-// sequentialLog hides the logCache's staging from raft.
+// sequentialLog hides the log cache's staging from raft.
 type sequentialLog struct{ raft.LogStore }
 
 func benchRaftGroup(b *testing.B, staged bool) *raft.Raft {
@@ -97,7 +97,7 @@ func benchRaftGroup(b *testing.B, staged bool) *raft.Raft {
 		if err != nil {
 			b.Fatal(err)
 		}
-		var logs raft.LogStore = newLogCache(store, logCacheEntries, logCacheBytes)
+		var logs raft.LogStore = raftstore.NewCache(store, raftstore.CacheEntries, raftstore.CacheBytes)
 		if !staged {
 			logs = sequentialLog{logs}
 		}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+
+	"github.com/memcluster/memcluster/raftstore"
 )
 
 // heldStore is a node's log store whose next StoreLogs of a command can be held until released, or failed.
@@ -71,7 +73,7 @@ func (f *countingFSM) Snapshot() (raft.FSMSnapshot, error) {
 }
 func (f *countingFSM) Restore(io.ReadCloser) error { return nil }
 
-// stageCluster starts three raft nodes over in-memory stores and transport, each store behind a logCache as
+// stageCluster starts three raft nodes over in-memory stores and transport, each store behind a raftstore.Cache as
 // openRaft puts it.
 func stageCluster(t *testing.T) []*stageNode {
 	t.Helper()
@@ -97,7 +99,7 @@ func stageCluster(t *testing.T) []*stageNode {
 		c.Logger = hclog.NewNullLogger()
 		c.HeartbeatTimeout, c.ElectionTimeout, c.LeaderLeaseTimeout = 300*time.Millisecond, 300*time.Millisecond, 300*time.Millisecond
 		nd := &stageNode{store: &heldStore{InmemStore: raft.NewInmemStore()}, fsm: &countingFSM{}}
-		r, err := raft.NewRaft(c, nd.fsm, newLogCache(nd.store, logCacheEntries, logCacheBytes), nd.store,
+		r, err := raft.NewRaft(c, nd.fsm, raftstore.NewCache(nd.store, raftstore.CacheEntries, raftstore.CacheBytes), nd.store,
 			raft.NewInmemSnapshotStore(), trans[i])
 		if err != nil {
 			t.Fatal(err)

@@ -25,13 +25,6 @@ func shutdownRaft(r *raft.Raft, wait *peerWaitTransport) raft.Future {
 	return r.Shutdown()
 }
 
-// logCacheEntries and logCacheBytes bound what each group keeps of its latest log entries in memory
-// (logcache.go): 64 single puts, or about 8 entries of a hundred-memory batch put.
-const (
-	logCacheEntries = 64
-	logCacheBytes   = 2 << 20
-)
-
 // raftRPCTimeout bounds one Raft RPC (and a coalesced heartbeat's wait for its reply): then it fails and raft
 // backs off.
 const raftRPCTimeout = 10 * time.Second
@@ -118,7 +111,7 @@ func (n *Node) openRaft(group uint32, fsm raft.FSM, restoreOnStart bool, notify 
 		guard.dropped.Store(true)
 		guard.onConfigured = func() { n.clearDropped(group) }
 	}
-	logs := newLogCache(store, logCacheEntries, logCacheBytes)
+	logs := raftstore.NewCache(store, raftstore.CacheEntries, raftstore.CacheBytes)
 	r, err := raft.NewRaft(c, fsm, logs, store, snaps, guard)
 	if err != nil {
 		guard.Close()

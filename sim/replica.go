@@ -89,10 +89,12 @@ func openReplica(i int, net *Network, log *slog.Logger, dir string) (*replica, e
 }
 
 func (r *replica) logStore(forceMonotonic bool) raft.LogStore {
+	var s raft.LogStore = r.store
 	if forceMonotonic {
-		return monotonicLogStore{r.store}
+		s = monotonicLogStore{r.store}
 	}
-	return r.store
+	// As cluster/raftgroup.go opens a group: the cache also stages a leader's new entries while it writes them.
+	return raftstore.NewCache(s, raftstore.CacheEntries, raftstore.CacheBytes)
 }
 
 // bootstrap writes the n-voter configuration into the replica's stores. Every replica is bootstrapped before any

@@ -1,4 +1,4 @@
-package cluster
+package raftstore
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ func (s *countingStore) GetLog(idx uint64, log *raft.Log) error {
 
 func TestLogCacheKeepsWithinItsBudget(t *testing.T) {
 	store := &countingStore{InmemStore: raft.NewInmemStore()}
-	c := newLogCache(store, 8, 1000)
+	c := NewCache(store, 8, 1000)
 	entry := func(i uint64, size int) *raft.Log {
 		return &raft.Log{Index: i, Term: 1, Data: bytes.Repeat([]byte{byte(i)}, size)}
 	}
