@@ -72,21 +72,7 @@ type sequentialLog struct{ raft.LogStore }
 
 func benchRaftGroup(b *testing.B, staged bool) *raft.Raft {
 	b.Helper()
-	var trans []*raft.InmemTransport
-	var servers []raft.Server
-	for i := range 3 {
-		id := raft.ServerID(fmt.Sprintf("n%d", i))
-		_, tr := raft.NewInmemTransport(raft.ServerAddress(id))
-		trans = append(trans, tr)
-		servers = append(servers, raft.Server{ID: id, Address: tr.LocalAddr()})
-	}
-	for i, a := range trans {
-		for j, o := range trans {
-			if i != j {
-				a.Connect(o.LocalAddr(), o)
-			}
-		}
-	}
+	trans, servers := inmemNetwork(3)
 	var rafts []*raft.Raft
 	for i := range 3 {
 		db, err := pebble.Open(filepath.Join(b.TempDir(), "db"), &pebble.Options{Logger: quietPebble{}})

@@ -73,14 +73,11 @@ func (f *countingFSM) Snapshot() (raft.FSMSnapshot, error) {
 }
 func (f *countingFSM) Restore(io.ReadCloser) error { return nil }
 
-// stageCluster starts three raft nodes over in-memory stores and transport, each store behind a raftstore.Cache as
-// openRaft puts it.
-func stageCluster(t *testing.T) []*stageNode {
-	t.Helper()
-	var nodes []*stageNode
+// inmemNetwork connects n raft in-memory transports to each other, and names them as voters.
+func inmemNetwork(n int) ([]*raft.InmemTransport, []raft.Server) {
 	var trans []*raft.InmemTransport
 	var servers []raft.Server
-	for i := range 3 {
+	for i := range n {
 		id := raft.ServerID(fmt.Sprintf("n%d", i))
 		_, tr := raft.NewInmemTransport(raft.ServerAddress(id))
 		trans = append(trans, tr)
@@ -93,6 +90,15 @@ func stageCluster(t *testing.T) []*stageNode {
 			}
 		}
 	}
+	return trans, servers
+}
+
+// stageCluster starts three raft nodes over in-memory stores and transport, each store behind a raftstore.Cache as
+// openRaft puts it.
+func stageCluster(t *testing.T) []*stageNode {
+	t.Helper()
+	var nodes []*stageNode
+	trans, servers := inmemNetwork(3)
 	for i := range 3 {
 		c := raft.DefaultConfig()
 		c.LocalID = servers[i].ID
