@@ -15,7 +15,7 @@ import (
 // batch was being indexed. Reads that must see every applied write call waitIndexed, which flushes at once.
 type textFeeder struct {
 	text TextIndex
-	gate *Indexers // turns for a follower's batches; nil: none
+	gate *Indexers // the node's turns to build a batch; nil: none
 	fail func(error)
 
 	mu      sync.Mutex
@@ -26,9 +26,9 @@ type textFeeder struct {
 	indexed uint64 // highest applied index whose changes bleve has
 	waiters int
 	closed  bool
-	leader  atomic.Bool // the replica leads: a shorter linger, and no turn to wait for
+	leader  atomic.Bool // the replica leads: a shorter linger
 	kick    chan struct{}
-	urgent  chan struct{} // a reader waits, the feeder closes or the replica is promoted: cut a linger or a turn's wait short
+	urgent  chan struct{} // a reader waits or the feeder closes: cut a linger or a turn's wait short; a promotion cuts a linger
 	done    chan struct{}
 }
 
@@ -104,7 +104,7 @@ func (f *textFeeder) run() {
 // feederChunk bounds one bleve batch (bleve's own limit is 4096 operations).
 const feederChunk = 2048
 
-// apply writes what accumulated (applyChunked), a follower's in its turn of the node's Indexers.
+// apply writes what accumulated (applyChunked) in its turn of the node's Indexers.
 func (f *textFeeder) apply(puts []fulltext.Doc, dels []string, upto uint64) error {
 	if f.gate.acquire(f) {
 		defer f.gate.release()
@@ -152,18 +152,15 @@ func (f *textFeeder) linger() {
 	}
 }
 
-// urgentNow reports whether the next batch may not wait for a turn: the replica leads, a reader waits for
-// the feeder, or it is closing.
+// urgentNow reports whether the next batch may not wait for a turn: a reader waits for the feeder, or it is
+// closing. A leader's batch takes its turn like a follower's (Indexers): no reader waits for it yet.
 func (f *textFeeder) urgentNow() bool {
-	if f.leader.Load() {
-		return true
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.waiters > 0 || f.closed
 }
 
-// hurry ends the current linger, or a follower's wait for a turn.
+// hurry ends the current linger, or a wait for a turn if the feeder has become urgent (urgentNow).
 func (f *textFeeder) hurry() {
 	select {
 	case f.urgent <- struct{}{}:
@@ -171,7 +168,7 @@ func (f *textFeeder) hurry() {
 	}
 }
 
-// setLeader records the replica's role (its linger, linger); a promoted follower waiting for a turn goes ahead.
+// setLeader records the replica's role (its linger, linger); a promoted follower's linger ends at once.
 func (f *textFeeder) setLeader(leader bool) {
 	if !f.leader.Swap(leader) && leader {
 		f.hurry()

@@ -6,17 +6,19 @@ import (
 	"time"
 )
 
-// Indexers bounds how many follower replicas of a node build full-text batches at once. A node shares one
-// among its shards' indexes.
+// Indexers bounds how many of a node's replicas build full-text batches at once, leaders' and followers'. A
+// node shares one among its shards' indexes.
 //
-// A follower's full-text index serves stale reads only, and its batches are large (it lingers 5 s): without a
-// bound, the ten or so shards a node follows each built a segment at the same moment, every core went to
-// bleve, and the same node's raft groups — whose acknowledgements are on every write's path — waited behind
-// them. Under 64 writing clients on two cores turns cut the cluster's put p99 by a third to a half, for a
-// higher p50 (docs/benchmarks.md, "follower indexing takes turns"). Batches that wait for a turn grow, and a
-// larger batch costs less a document. A leader's feeder never waits: linearizable reads wait for it. A
-// follower waiting for a turn goes ahead at once when it is promoted, when a reader waits for it, or when it
-// closes.
+// Building a batch (analysis, then a segment's dictionaries and postings) is long and all CPU, and Go preempts
+// a running goroutine only every 10 ms: when bleve held both cores, each of the many goroutine hand-offs on a
+// put's path (HTTP, raft's loop, replicators, the log's fsync, the state machine) could wait that long. The
+// ten or so shards a node follows built their 5 s batches at the same moment, and the five or so it leads
+// their 1 s ones. With one turn on two cores the cluster's put p99 under 64 writing clients fell by a half
+// for followers' turns alone, and by about 30 % more once leaders took turns too, with throughput within the
+// noise (docs/benchmarks.md, "Follower indexing takes turns", "Every full-text batch takes a turn"). A
+// batch waiting for its turn keeps the next one growing, and a larger batch costs less a document. No read
+// waits for a turn: a feeder whose reader waits (a linearizable search, on the leader) or that closes goes
+// ahead at once, also while it waits.
 type Indexers struct {
 	sem     chan struct{}
 	waiting atomic.Int64 // batches waiting for a turn now
@@ -25,8 +27,8 @@ type Indexers struct {
 
 // IndexersStats is what Indexers reports for metrics.
 type IndexersStats struct {
-	Waiting int64         // follower batches waiting for a turn now
-	Waited  time.Duration // how long follower batches waited for turns, in all
+	Waiting int64         // batches waiting for a turn now
+	Waited  time.Duration // how long batches waited for turns, in all
 }
 
 // Stats reports the batches waiting now and the time waited so far; a nil Indexers reports zeros.
@@ -37,15 +39,15 @@ func (g *Indexers) Stats() IndexersStats {
 	return IndexersStats{Waiting: g.waiting.Load(), Waited: time.Duration(g.waited.Load())}
 }
 
-// NewIndexers lets n followers' batches be built at once (at least 1).
+// NewIndexers lets n batches be built at once (at least 1).
 func NewIndexers(n int) *Indexers { return &Indexers{sem: make(chan struct{}, max(n, 1))} }
 
 // DefaultIndexers is half the cores Go may use (at least 1): the other half stays free for the write path.
 func DefaultIndexers() *Indexers { return NewIndexers(runtime.GOMAXPROCS(0) / 2) }
 
 // acquire waits for a turn for feeder f's batch. It returns false without one when the batch needs none: no
-// Indexers, or f is urgent (it leads, a reader waits for it, or it is closing), also when that happens during
-// the wait, which f's urgent channel announces.
+// Indexers, or f is urgent (a reader waits for it, or it is closing), also when that happens during the wait,
+// which f's urgent channel announces.
 func (g *Indexers) acquire(f *textFeeder) bool {
 	if g == nil || f.urgentNow() {
 		return false

@@ -120,8 +120,8 @@ type ShardIndexOptions struct {
 	// them touched, instead of every record. It needs Tail to use a checkpoint behind the records.
 	Checkpoint       string
 	CheckpointPolicy CheckpointPolicy // when to write it; see CheckpointPolicy for the defaults
-	// Indexers, shared by a node's shards, gives their feeders turns to build a follower's full-text batch
-	// (Indexers). Default nil: followers build theirs whenever they are ready.
+	// Indexers, shared by a node's shards, gives their feeders turns to build a full-text batch (Indexers).
+	// Default nil: every replica builds its batches whenever they are ready.
 	Indexers *Indexers
 }
 

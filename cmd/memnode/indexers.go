@@ -6,14 +6,14 @@ import (
 	"github.com/memcluster/memcluster/retrieval"
 )
 
-// registerIndexers exports how long follower replicas' full-text batches wait for their turns (retrieval.Indexers):
-// a growing wait means stale searches on followers fall further behind.
+// registerIndexers exports how long replicas' full-text batches wait for their turns (retrieval.Indexers): a
+// growing wait means the full-text indexes fall further behind (a linearizable search hurries its own past).
 func registerIndexers(reg prometheus.Registerer, g *retrieval.Indexers) {
 	reg.MustRegister(
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memcluster_follower_index_batches_waiting",
-			Help: "follower replicas' full-text batches waiting for a turn to be built"},
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memcluster_index_batches_waiting",
+			Help: "replicas' full-text batches waiting for a turn to be built"},
 			func() float64 { return float64(g.Stats().Waiting) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "memcluster_follower_index_wait_seconds_total",
-			Help: "time follower replicas' full-text batches waited for turns to be built"},
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "memcluster_index_wait_seconds_total",
+			Help: "time replicas' full-text batches waited for turns to be built"},
 			func() float64 { return g.Stats().Waited.Seconds() }))
 }
