@@ -95,8 +95,10 @@ func (n *Node) awaitNoSplit(ctx context.Context) (MetaState, error) {
 // ShardCount is the cluster's shard count, waiting (up to ctx's deadline) while the cluster forms.
 func (n *Node) ShardCount(ctx context.Context) (int, error) {
 	for {
-		if st := n.meta.State(); st.Initialized() {
-			return st.Shards, nil
+		var shards int
+		n.meta.read(func(s *MetaState) { shards = s.Shards })
+		if shards > 0 {
+			return shards, nil
 		}
 		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
 			return 0, fmt.Errorf("%w: cluster not formed yet", ErrNoLeader)

@@ -294,7 +294,9 @@ func (n *Node) ShardFor(ctx context.Context, user string) (uint32, error) {
 	if _, err := n.ShardCount(ctx); err != nil {
 		return 0, err
 	}
-	return n.meta.State().Route(user), nil
+	var shard uint32
+	n.meta.read(func(s *MetaState) { shard = s.Route(user) })
+	return shard, nil
 }
 
 // IsMetaLeader reports whether this node leads the meta group.

@@ -157,18 +157,22 @@ func (n *Node) leaderGuess(shard uint32, r *Replica) string {
 	if hint != "" {
 		return hint
 	}
-	st := n.meta.State()
-	if int(shard) < len(st.Placement) {
-		reps := st.Placement[shard]
-		if len(reps) > 0 {
-			return reps[int(time.Now().UnixNano()/int64(time.Millisecond))%len(reps)]
+	var pick string
+	n.meta.read(func(s *MetaState) {
+		if int(shard) < len(s.Placement) {
+			if reps := s.Placement[shard]; len(reps) > 0 {
+				pick = reps[int(time.Now().UnixNano()/int64(time.Millisecond))%len(reps)]
+			}
 		}
-	}
-	return ""
+	})
+	return pick
 }
 
 func (n *Node) httpAddrOf(id string) string {
-	if info, ok := n.meta.State().Nodes[id]; ok {
+	var info NodeInfo
+	var known bool
+	n.meta.read(func(s *MetaState) { info, known = s.Nodes[id] })
+	if known {
 		return info.HTTPAddr
 	}
 	if info, ok := n.liveMembers()[id]; ok {
