@@ -14,11 +14,11 @@ import (
 // put's path (HTTP, raft's loop, replicators, the log's fsync, the state machine) could wait that long. The
 // ten or so shards a node follows built their 5 s batches at the same moment, and the five or so it leads
 // their 1 s ones. With one turn on two cores the cluster's put p99 under 64 writing clients fell by a half
-// for followers' turns alone, and by about 30 % more once leaders took turns too, with throughput within the
-// noise (docs/benchmarks.md, "Follower indexing takes turns", "Every full-text batch takes a turn"). A
-// batch waiting for its turn keeps the next one growing, and a larger batch costs less a document. No read
-// waits for a turn: a feeder whose reader waits (a linearizable search, on the leader) or that closes goes
-// ahead at once, also while it waits.
+// for followers' turns alone, and by a quarter more in 5 s runs (an eighth in 30 s runs) once leaders took
+// turns too, with throughput within the noise (docs/benchmarks.md, "Follower indexing takes turns", "Every
+// full-text batch takes a turn"). A batch waiting for its turn keeps the next one growing, and a larger batch
+// costs less a document. No read waits for a turn: a feeder whose reader waits (a linearizable search, on the
+// leader) or that closes goes ahead at once, also while it waits.
 type Indexers struct {
 	sem     chan struct{}
 	waiting atomic.Int64 // batches waiting for a turn now
