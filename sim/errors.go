@@ -8,6 +8,8 @@ var (
 	ErrBadOptions = errors.New("sim: bad options")
 	// ErrDropped is what a raft RPC returns when the schedule cuts its link; raft treats it like a network error.
 	ErrDropped = errors.New("sim: message dropped by the fault schedule")
+	// ErrDiskFault is what a replica's raft log store returns while a disk fault refuses its writes.
+	ErrDiskFault = errors.New("sim: raft log write refused by a disk fault")
 	// ErrClosed is returned by RPCs after the simulated network shut down.
 	ErrClosed = errors.New("sim: network closed")
 	// ErrNoLeader means no replica led within the deadline after the network healed.

@@ -13,6 +13,7 @@ const (
 	streamFaults
 	streamOps
 	streamMoves
+	streamDisk
 )
 
 type plannedOp struct {
@@ -25,6 +26,7 @@ type plan struct {
 	nodes   int // voters
 	spares  int // replicas outside the group at the start (one when the run has moves)
 	moves   []plannedMove
+	disk    []plannedDiskFault
 	users   []string
 	steps   []step
 	clients [][]plannedOp
@@ -43,6 +45,7 @@ func makePlan(o Options) plan {
 	}
 	p.steps = planSchedule(rand.New(rand.NewPCG(o.Seed, streamFaults)), p.nodes+p.spares, o.Steps)
 	p.moves = planMoves(rand.New(rand.NewPCG(o.Seed, streamMoves)), o.Moves, p.steps)
+	p.disk = planDiskFaults(rand.New(rand.NewPCG(o.Seed, streamDisk)), o.DiskFaults, p.steps)
 	p.clients = planOps(rand.New(rand.NewPCG(o.Seed, streamOps)), o.Clients, o.OpsPerClient, p.users)
 	return p
 }
@@ -84,6 +87,9 @@ func (p plan) describe() []string {
 	out := []string{fmt.Sprintf("%d replicas (+%d spare), %d clients x %d ops on %d users", p.nodes, p.spares, len(p.clients), len(p.clients[0]), len(p.users))}
 	for _, m := range p.moves {
 		out = append(out, fmt.Sprintf("move at %v (victim pick %d)", m.at.Round(time.Millisecond), m.victim))
+	}
+	for _, d := range p.disk {
+		out = append(out, fmt.Sprintf("disk fault at %v for %v", d.at.Round(time.Millisecond), d.dur.Round(time.Millisecond)))
 	}
 	for _, s := range p.steps {
 		out = append(out, fmt.Sprintf("%s for %v", s.desc, s.dur))

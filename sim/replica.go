@@ -27,6 +27,7 @@ type replica struct {
 	db    *storage.DB
 	fsm   *storage.ShardFSM
 	store *raftstore.Store
+	logs  *faultyLogs // the store as raft's log store, whose writes a disk fault can refuse
 	snaps raft.SnapshotStore
 	trans *transport
 	raft  *raft.Raft
@@ -84,14 +85,15 @@ func openReplica(i int, net *Network, log *slog.Logger, dir string) (*replica, e
 		db.Close()
 		return nil, fmt.Errorf("raft store of replica %d: %w", i, err)
 	}
+	r.logs = &faultyLogs{LogStore: r.store}
 	r.trans = newTransport(net, i, raft.ServerAddress(serverID(i)))
 	return r, nil
 }
 
 func (r *replica) logStore(forceMonotonic bool) raft.LogStore {
-	var s raft.LogStore = r.store
+	var s raft.LogStore = r.logs
 	if forceMonotonic {
-		s = monotonicLogStore{r.store}
+		s = monotonicLogStore{r.logs}
 	}
 	// As cluster/raftgroup.go opens a group: the cache also stages a leader's new entries while it writes them.
 	return raftstore.NewCache(s, raftstore.CacheEntries, raftstore.CacheBytes)

@@ -36,6 +36,9 @@ type Options struct {
 	// caught up, then an old voter is removed); default 0. With moves the group has one spare replica, and the
 	// network faults reach it too.
 	Moves int
+	// DiskFaults is how many times during the schedule the replica that leads refuses to write its raft log for
+	// 20–150 ms (disk.go); default 0.
+	DiskFaults int
 	// Bugs plants deliberate faults for the self-test; default none.
 	Bugs Bugs
 	// Logger receives raft's errors and the harness's warnings; default discards.
@@ -46,7 +49,7 @@ func (o Options) validate() error {
 	switch {
 	case o.Nodes < 0 || o.Nodes > maxVoters:
 		return fmt.Errorf("%w: Nodes %d, want 1 to %d (0: the seed chooses)", ErrBadOptions, o.Nodes, maxVoters)
-	case o.Clients < 0, o.Users < 0, o.OpsPerClient < 0, o.Steps < 0, o.Moves < 0:
+	case o.Clients < 0, o.Users < 0, o.OpsPerClient < 0, o.Steps < 0, o.Moves < 0, o.DiskFaults < 0:
 		return fmt.Errorf("%w: negative count in %+v", ErrBadOptions, o)
 	}
 	return nil
@@ -149,11 +152,16 @@ func exercise(c *cluster, p plan, opts Options, res *Result, mv *mover) *recorde
 	if len(p.moves) > 0 {
 		wg.Go(func() { mv.run(schedCtx, p.moves) }) // a move still under way when the faults end is finished after
 	}
+	var diskEvents []string
+	if len(p.disk) > 0 {
+		wg.Go(func() { diskEvents = runDiskFaults(schedCtx, c, p.disk, rec.start) })
+	}
 	for i, ops := range p.clients {
 		cl := &client{id: i, c: c, rec: rec, opts: opts}
 		wg.Go(func() { cl.run(ctx, ops) })
 	}
 	wg.Wait()
+	res.Events = append(res.Events, diskEvents...)
 	return rec
 }
 

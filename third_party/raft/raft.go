@@ -1546,6 +1546,8 @@ func (r *Raft) appendEntries(rpc RPC, a *AppendEntriesRequest) {
 		// Delete any conflicting entries, skip any duplicates
 		lastLogIdx, _ := r.getLastLog()
 		var newEntries []*Log
+		// memcluster fork: where the log ends after a truncation, should the append below fail.
+		truncated, keptIdx, keptTerm := false, uint64(0), uint64(0)
 		for i, entry := range a.Entries {
 			if entry.Index > lastLogIdx {
 				newEntries = a.Entries[i:]
@@ -1564,6 +1566,10 @@ func (r *Raft) appendEntries(rpc RPC, a *AppendEntriesRequest) {
 					r.logger.Error("failed to clear log suffix", "error", err)
 					return
 				}
+				truncated, keptIdx, keptTerm = true, a.PrevLogEntry, a.PrevLogTerm
+				if i > 0 {
+					keptIdx, keptTerm = a.Entries[i-1].Index, a.Entries[i-1].Term
+				}
 				if entry.Index <= r.configurations.latestIndex {
 					r.setLatestConfiguration(r.configurations.committed, r.configurations.committedIndex)
 				}
@@ -1581,8 +1587,12 @@ func (r *Raft) appendEntries(rpc RPC, a *AppendEntriesRequest) {
 			// Append the new entries
 			if err := r.logs.StoreLogs(newEntries); err != nil {
 				r.logger.Error("failed to append to logs", "error", err)
-				// TODO: leaving r.getLastLog() in the wrong
-				// state if there was a truncation above
+				// memcluster fork: upstream left r.getLastLog() at the truncated suffix here (its TODO). A
+				// follower that then believed it held those entries could not take the leader's next ones
+				// (the previous entry not found) and, elected, panicked committing them (log not found).
+				if truncated {
+					r.setLastLog(keptIdx, keptTerm)
+				}
 				return
 			}
 
