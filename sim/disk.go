@@ -25,14 +25,9 @@ type plannedDiskFault struct {
 }
 
 func planDiskFaults(rng *rand.Rand, count int, steps []step) []plannedDiskFault {
-	var total time.Duration
-	for _, s := range steps {
-		total += s.dur
-	}
 	out := make([]plannedDiskFault, count)
 	for i := range out {
-		out[i] = plannedDiskFault{at: time.Duration(rng.Int64N(int64(max(total, time.Millisecond)))),
-			dur: 20*time.Millisecond + time.Duration(rng.Int64N(int64(130*time.Millisecond)))}
+		out[i] = plannedDiskFault{at: momentIn(rng, steps), dur: 20*time.Millisecond + time.Duration(rng.Int64N(int64(130*time.Millisecond)))}
 	}
 	slices.SortFunc(out, func(a, b plannedDiskFault) int { return int(a.at - b.at) })
 	return out

@@ -26,13 +26,9 @@ type plannedMove struct {
 const moveSlack = 16
 
 func planMoves(rng *rand.Rand, count int, steps []step) []plannedMove {
-	var total time.Duration
-	for _, s := range steps {
-		total += s.dur
-	}
 	out := make([]plannedMove, count)
 	for i := range out {
-		out[i] = plannedMove{at: time.Duration(rng.Int64N(int64(max(total, time.Millisecond)))), victim: rng.IntN(maxNodes)}
+		out[i] = plannedMove{at: momentIn(rng, steps), victim: rng.IntN(maxNodes)}
 	}
 	slices.SortFunc(out, func(a, b plannedMove) int { return int(a.at - b.at) })
 	return out

@@ -83,6 +83,15 @@ func planOps(rng *rand.Rand, clients, perClient int, users []string) [][]planned
 	return out
 }
 
+// momentIn draws a moment within the schedule of steps (the same draw moves have always made).
+func momentIn(rng *rand.Rand, steps []step) time.Duration {
+	var total time.Duration
+	for _, s := range steps {
+		total += s.dur
+	}
+	return time.Duration(rng.Int64N(int64(max(total, time.Millisecond))))
+}
+
 func (p plan) describe() []string {
 	out := []string{fmt.Sprintf("%d replicas (+%d spare), %d clients x %d ops on %d users", p.nodes, p.spares, len(p.clients), len(p.clients[0]), len(p.users))}
 	for _, m := range p.moves {
