@@ -40,7 +40,8 @@ var (
 // empties the log after installing a snapshot but keeps its stale last-log index, and a follower whose log ran
 // ahead of the snapshot then panics with "log not found" (hashicorp/raft#697; reproduced by sim/ with
 // -sim.seed=102 -sim.monotonic). The other path only deletes the prefix up to the snapshot, which raft has
-// used with raft-boltdb for years; the store tolerates the gaps it can leave.
+// used with raft-boltdb for years; the store tolerates the gaps it can leave. memcluster's raft fork now fixes
+// the bug on both paths (third_party/raft/MEMCLUSTER.md); the answer stays false, the path run longest here.
 func (s *Store) IsMonotonic() bool { return false }
 
 // New returns the Store for the group whose keys live under prefix.

@@ -15,20 +15,16 @@ import (
 )
 
 var (
-	flagSeeds   = flag.Int("sim.seeds", 30, "TestSimSchedules runs seeds -sim.first .. -sim.first+N-1 (but knownRaft697)")
+	flagSeeds   = flag.Int("sim.seeds", 30, "TestSimSchedules runs seeds -sim.first .. -sim.first+N-1")
 	flagFirst   = flag.Uint64("sim.first", 1, "the first seed of -sim.seeds (long campaigns run in chunks)")
 	flagSeed    = flag.Uint64("sim.seed", 0, "replay only this seed (0: run -sim.seeds seeds)")
-	flagHide    = flag.Bool("sim.monotonic", false, "declare the log store monotonic to raft, reproducing hashicorp/raft#697's panic")
+	flagHide    = flag.Bool("sim.monotonic", false, "declare the log store monotonic to raft (the path of hashicorp/raft#697's panic, fixed in the fork)")
 	flagRetry   = flag.Bool("sim.retryputs", false, "retry puts after ambiguous failures, as cluster's router does")
 	flagVerbose = flag.Bool("sim.v", false, "log raft's errors and every run's schedule and events")
-	flagStrict  = flag.Bool("sim.strict", false, "fail on the known upstream raft bug (hashicorp/raft#697) too")
+	flagStrict  = flag.Bool("sim.strict", true, "fail on hashicorp/raft#697's signatures too (false tolerates them, for a run against upstream raft without the fork's patch)")
 	flagMoves   = flag.Int("sim.moves", 1, "replica moves per run (a spare joins as a non-voter, is promoted, an old voter removed)")
-	flagDisk    = flag.Int("sim.diskfaults", 0, "disk faults per run (the leader's raft log refuses writes for 20-150 ms; open findings in DESIGN.md)")
+	flagDisk    = flag.Int("sim.diskfaults", 1, "disk faults per run (the leader's raft log refuses writes for 20-150 ms)")
 )
-
-// knownRaft697 are seeds whose schedules reproduce hashicorp/raft#697 (open upstream; DESIGN.md): they are left
-// out of the default run, so that CI keeps meaning "no new failure", and replayed by `make sim-raft697`.
-var knownRaft697 = map[uint64]bool{15: true, 102: true}
 
 func seeds() []uint64 {
 	if *flagSeed != 0 {
@@ -37,9 +33,7 @@ func seeds() []uint64 {
 	var out []uint64
 	first := max(*flagFirst, 1)
 	for s := first; s < first+uint64(max(*flagSeeds, 0)); s++ {
-		if !knownRaft697[s] {
-			out = append(out, s)
-		}
+		out = append(out, s)
 	}
 	return out
 }
@@ -67,9 +61,9 @@ func TestSimSchedules(t *testing.T) {
 				t.Parallel()
 				res, err := Run(Options{Seed: seed, ForceMonotonic: *flagHide, RetryAmbiguousPuts: *flagRetry, Moves: *flagMoves, DiskFaults: *flagDisk, Logger: testLogger(t)})
 				if err != nil && KnownUpstream(err) && !*flagStrict {
-					// Known and open upstream (DESIGN.md): reported, counted, not a failure of ours. The history
-					// recorded up to it was checked and is linearizable.
-					t.Logf("seed %d: KNOWN UPSTREAM hashicorp/raft#697, not counted as a failure (-sim.strict fails it): %v", seed, err)
+					// Open upstream, fixed in the fork (DESIGN.md): with -sim.strict=false reported and counted, not
+					// failed. The history recorded up to it was checked and is linearizable.
+					t.Logf("seed %d: KNOWN UPSTREAM hashicorp/raft#697, not counted as a failure (-sim.strict=false): %v", seed, err)
 					tally.known697.Add(1)
 					return
 				}

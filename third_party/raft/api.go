@@ -83,6 +83,10 @@ var (
 type Raft struct {
 	raftState
 
+	// memcluster fork: held by the log's compaction after a snapshot and by the install of a leader's snapshot
+	// (staging.go, compactLogs).
+	compactLock sync.Mutex
+
 	// protocolVersion is used to inter-operate with Raft servers running
 	// different versions of the library. See comments in config.go for more
 	// details.

@@ -1962,6 +1962,10 @@ func (r *Raft) installSnapshot(rpc RPC, req *InstallSnapshotRequest) {
 	}
 	r.logger.Info("copied to local snapshot", "bytes", n)
 
+	// memcluster fork: no compaction between here and the log's trim below (compactLogs).
+	r.compactLock.Lock()
+	defer r.compactLock.Unlock()
+
 	// Restore snapshot
 	future := &restoreFuture{ID: sink.ID()}
 	future.ShutdownCh = r.shutdownCh
@@ -1990,15 +1994,8 @@ func (r *Raft) installSnapshot(rpc RPC, req *InstallSnapshotRequest) {
 	r.setLatestConfiguration(reqConfiguration, reqConfigurationIndex)
 	r.setCommittedConfiguration(reqConfiguration, reqConfigurationIndex)
 
-	// Clear old logs if r.logs is a MonotonicLogStore. Otherwise compact the
-	// logs. In both cases, log any errors and continue.
-	if mlogs, ok := r.logs.(MonotonicLogStore); ok && mlogs.IsMonotonic() {
-		if err := r.removeOldLogs(); err != nil {
-			r.logger.Error("failed to reset logs", "error", err)
-		}
-	} else if err := r.compactLogs(req.LastLogIndex); err != nil {
-		r.logger.Error("failed to compact logs", "error", err)
-	}
+	// memcluster fork: the log after an installed snapshot follows Raft's rule (hashicorp/raft#697).
+	r.trimLogsAfterInstall(req.LastLogIndex, req.LastLogTerm)
 
 	r.logger.Info("Installed remote snapshot")
 	resp.Success = true
