@@ -1519,7 +1519,10 @@ func (r *Raft) appendEntries(rpc RPC, a *AppendEntriesRequest) {
 			prevLogTerm = lastTerm
 		} else {
 			var prevLog Log
-			if err := r.logs.GetLog(a.PrevLogEntry, &prevLog); err != nil {
+			if err := r.logs.GetLog(a.PrevLogEntry, &prevLog); r.appliedHere(a.PrevLogEntry, err) {
+				// memcluster fork: applied, so committed, so the leader's (staging.go).
+				prevLog.Term = a.PrevLogTerm
+			} else if err != nil {
 				r.logger.Warn("failed to get previous log",
 					"previous-index", a.PrevLogEntry,
 					"last-index", lastIdx,
@@ -1554,7 +1557,9 @@ func (r *Raft) appendEntries(rpc RPC, a *AppendEntriesRequest) {
 				break
 			}
 			var storeEntry Log
-			if err := r.logs.GetLog(entry.Index, &storeEntry); err != nil {
+			if err := r.logs.GetLog(entry.Index, &storeEntry); r.appliedHere(entry.Index, err) {
+				continue // memcluster fork: applied, so committed, so the leader's (staging.go)
+			} else if err != nil {
 				r.logger.Warn("failed to get log entry",
 					"index", entry.Index,
 					"error", err)
@@ -1965,6 +1970,11 @@ func (r *Raft) installSnapshot(rpc RPC, req *InstallSnapshotRequest) {
 	// memcluster fork: no compaction between here and the log's trim below (compactLogs).
 	r.compactLock.Lock()
 	defer r.compactLock.Unlock()
+	if r.snapshotBehindApplied(req.LastLogIndex) {
+		resp.Success = true
+		r.setLastContact()
+		return
+	}
 
 	// Restore snapshot
 	future := &restoreFuture{ID: sink.ID()}

@@ -3,6 +3,8 @@
 
 package raft
 
+import "errors"
+
 // LogStager is an optional interface of a LogStore (added by the memcluster fork, see MEMCLUSTER.md). A store
 // that implements it can hold a leader's new entries in memory, readable through GetLog, before StoreLogs has
 // made them durable. The leader then sends new entries to its followers while it writes them itself (Raft
@@ -20,20 +22,27 @@ type LogStager interface {
 // trimLogsAfterInstall leaves the log as Raft's rule for an installed snapshot says (added by the memcluster
 // fork, see MEMCLUSTER.md). If the log holds the snapshot's last entry, the entries after it stay: this follower
 // may have acknowledged them, so a majority may count on them. Only the entries before that one go, and that one
-// stays too, because the leader's next append names it as the previous entry. Otherwise every entry goes, and
-// the last log is the snapshot's: upstream kept its old last log, so a follower that had emptied or compacted its
-// log claimed entries it no longer held. It then refused every append (the leader re-sent the snapshot forever)
-// or accepted one whose previous entry matched the stale claim and panicked applying what was gone
-// (hashicorp/raft#697). Errors are logged and the install stands, as upstream's compaction does.
+// stays too, because the leader's next append names it as the previous entry. If the log lacks that entry or
+// holds another term's, every entry goes (none after it can have been acknowledged: the follower applied less
+// than the snapshot, and appends are contiguous after what it applied) and the snapshot's last entry stands for
+// the last log. Upstream kept its old last log, so a follower that had emptied or compacted its log claimed
+// entries it no longer held. It then refused every append (the leader re-sent the snapshot forever) or accepted
+// one whose previous entry matched the stale claim and panicked applying what was gone, as a follower or once
+// elected (hashicorp/raft#697). Errors are logged and the install stands, as upstream's compaction does.
 func (r *Raft) trimLogsAfterInstall(snapIndex, snapTerm uint64) {
 	var entry Log
-	if err := r.logs.GetLog(snapIndex, &entry); err == nil && entry.Term == snapTerm {
+	err := r.logs.GetLog(snapIndex, &entry)
+	switch {
+	case err == nil && entry.Term == snapTerm:
 		if snapIndex > 1 {
 			lastLogIdx, _ := r.getLastLog()
 			if err := r.compactLogsWithTrailing(snapIndex-1, lastLogIdx, r.config().TrailingLogs); err != nil {
 				r.logger.Error("failed to compact logs", "error", err)
 			}
 		}
+		return
+	case err != nil && !errors.Is(err, ErrLogNotFound):
+		r.logger.Error("failed to read the log at the installed snapshot's index; log left as it is", "error", err)
 		return
 	}
 	first, err := r.logs.FirstIndex()
@@ -49,4 +58,28 @@ func (r *Raft) trimLogsAfterInstall(snapIndex, snapTerm uint64) {
 		return
 	}
 	r.setLastLog(0, 0)
+}
+
+// snapshotBehindApplied reports whether a leader's snapshot at index holds nothing this follower has not
+// applied (added by the memcluster fork, see MEMCLUSTER.md). A new leader that finds no common entry with a
+// follower in its own, compacted log sends its snapshot, which may be older than what the follower applied.
+// Upstream restored it anyway: the state machine went back to the snapshot, to apply the entries after it again
+// from a log that its own snapshots may have compacted (log not found in processLogs). Now the install keeps the
+// state machine and the log and answers success, and appends whose entries the follower applied and no longer
+// holds are taken as matching (appliedHere).
+func (r *Raft) snapshotBehindApplied(index uint64) bool {
+	applied := r.getLastApplied()
+	if index > applied {
+		return false
+	}
+	r.logger.Info("snapshot is not ahead of what is applied here; state machine and log kept",
+		"snapshot-index", index, "applied", applied)
+	return true
+}
+
+// appliedHere reports whether the log entry at idx, which reading answered err, is one this replica applied but
+// no longer holds (added by the memcluster fork, see MEMCLUSTER.md). An applied entry is committed, so it is the
+// leader's: an append may take it as its previous entry, and skip it among its entries.
+func (r *Raft) appliedHere(idx uint64, err error) bool {
+	return errors.Is(err, ErrLogNotFound) && idx <= r.getLastApplied()
 }
