@@ -253,9 +253,9 @@ func (r *Raft) compactLogsWithTrailing(snapIdx uint64, lastLogIdx uint64, traili
 func (r *Raft) compactLogs(snapIdx uint64) error {
 	defer metrics.MeasureSince([]string{"raft", "compactLogs"}, time.Now())
 
-	// memcluster fork: never past what is applied. A snapshot of the state machine taken just before a leader's
-	// older snapshot was installed would otherwise compact entries the install made the follower apply again
-	// (log not found in processLogs).
+	// memcluster fork: never past what is applied, nor during an install (staging.go). A snapshot of the state
+	// machine taken just before an install must not compact entries the installed state still needs applied
+	// (log not found in processLogs); snapshotBehindApplied keeps an install from going back, this bounds the rest.
 	r.compactLock.Lock()
 	defer r.compactLock.Unlock()
 	snapIdx = min(snapIdx, r.getLastApplied())
