@@ -1996,6 +1996,10 @@ func (r *Raft) installSnapshot(rpc RPC, req *InstallSnapshotRequest) {
 
 	// Update the lastApplied so we don't replay old logs
 	r.setLastApplied(req.LastLogIndex)
+	// memcluster fork: a leader's snapshot holds committed entries only (staging.go, appliedHere).
+	if r.getCommitIndex() < req.LastLogIndex {
+		r.setCommitIndex(req.LastLogIndex)
+	}
 
 	// Update the last stable snapshot info
 	r.setLastSnapshot(req.LastLogIndex, req.LastLogTerm)

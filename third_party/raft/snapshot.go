@@ -200,7 +200,13 @@ func (r *Raft) takeSnapshot() (string, error) {
 	}
 
 	// Update the last stable snapshot info.
-	r.setLastSnapshot(snapReq.index, snapReq.term)
+	// memcluster fork: never backwards, which an install during this snapshot's persist would otherwise see:
+	// after an install that emptied the log, the last snapshot is the follower's last entry (staging.go).
+	r.compactLock.Lock()
+	if last, _ := r.getLastSnapshot(); snapReq.index > last {
+		r.setLastSnapshot(snapReq.index, snapReq.term)
+	}
+	r.compactLock.Unlock()
 
 	// Compact the logs.
 	if err := r.compactLogs(snapReq.index); err != nil {

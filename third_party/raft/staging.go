@@ -34,12 +34,13 @@ func (r *Raft) trimLogsAfterInstall(snapIndex, snapTerm uint64) {
 	err := r.logs.GetLog(snapIndex, &entry)
 	switch {
 	case err == nil && entry.Term == snapTerm:
+		lastLogIdx, _ := r.getLastLog()
 		if snapIndex > 1 {
-			lastLogIdx, _ := r.getLastLog()
 			if err := r.compactLogsWithTrailing(snapIndex-1, lastLogIdx, r.config().TrailingLogs); err != nil {
 				r.logger.Error("failed to compact logs", "error", err)
 			}
 		}
+		r.reloadConfigurationsAfter(snapIndex, lastLogIdx)
 		return
 	case err != nil && !errors.Is(err, ErrLogNotFound):
 		r.logger.Error("failed to read the log at the installed snapshot's index; log left as it is", "error", err)
@@ -60,6 +61,22 @@ func (r *Raft) trimLogsAfterInstall(snapIndex, snapTerm uint64) {
 	r.setLastLog(0, 0)
 }
 
+// reloadConfigurationsAfter takes up again the configuration changes of the log entries kept after an installed
+// snapshot (from+1..to), as NewRaft does at start: the install set the snapshot's, which those entries follow.
+func (r *Raft) reloadConfigurationsAfter(from, to uint64) {
+	for idx := from + 1; idx <= to; idx++ {
+		var entry Log
+		if err := r.logs.GetLog(idx, &entry); err != nil {
+			r.logger.Error("failed to read a log entry kept after an installed snapshot", "index", idx, "error", err)
+			return
+		}
+		if err := r.processConfigurationLogEntry(&entry); err != nil {
+			r.logger.Error("failed to take up a configuration kept after an installed snapshot", "index", idx, "error", err)
+			return
+		}
+	}
+}
+
 // snapshotBehindApplied reports whether a leader's snapshot at index holds nothing this follower has not
 // applied (added by the memcluster fork, see MEMCLUSTER.md). A new leader that finds no common entry with a
 // follower in its own, compacted log sends its snapshot, which may be older than what the follower applied.
@@ -69,7 +86,9 @@ func (r *Raft) trimLogsAfterInstall(snapIndex, snapTerm uint64) {
 // holds are taken as matching (appliedHere).
 func (r *Raft) snapshotBehindApplied(index uint64) bool {
 	applied := r.getLastApplied()
-	if index > applied {
+	if index > applied || applied > r.getCommitIndex() {
+		// Not behind, or the state machine holds what is not known committed (a user restore on a leader that
+		// lost its leadership before the restore's entry committed): the leader's snapshot must replace it.
 		return false
 	}
 	r.logger.Info("snapshot is not ahead of what is applied here; state machine and log kept",
@@ -77,9 +96,10 @@ func (r *Raft) snapshotBehindApplied(index uint64) bool {
 	return true
 }
 
-// appliedHere reports whether the log entry at idx, which reading answered err, is one this replica applied but
-// no longer holds (added by the memcluster fork, see MEMCLUSTER.md). An applied entry is committed, so it is the
-// leader's: an append may take it as its previous entry, and skip it among its entries.
+// appliedHere reports whether the log entry at idx, which reading answered err, is one this replica applied, knows
+// committed and no longer holds (added by the memcluster fork, see MEMCLUSTER.md). A committed entry is the
+// leader's: an append may take it as its previous entry, and skip it among its entries. (Applied is not enough:
+// a user restore on a leader applies an index it burned, before any entry there commits.)
 func (r *Raft) appliedHere(idx uint64, err error) bool {
-	return errors.Is(err, ErrLogNotFound) && idx <= r.getLastApplied()
+	return errors.Is(err, ErrLogNotFound) && idx <= min(r.getLastApplied(), r.getCommitIndex())
 }
