@@ -46,15 +46,7 @@ func (r *Raft) trimLogsAfterInstall(snapIndex, snapTerm uint64) {
 		r.logger.Error("failed to read the log at the installed snapshot's index; log left as it is", "error", err)
 		return
 	}
-	first, err := r.logs.FirstIndex()
-	if err == nil {
-		var last uint64
-		if last, err = r.logs.LastIndex(); err == nil && last > 0 {
-			r.logger.Info("removing all old logs from log store")
-			err = r.logs.DeleteRange(first, last)
-		}
-	}
-	if err != nil {
+	if err := r.removeOldLogs(); err != nil {
 		r.logger.Error("failed to reset logs", "error", err)
 		return
 	}
