@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Single puts through a fresh 3-node cluster (scripts/cluster.sh; 16 shards × 3 replicas) per build, ROUNDS
 # rounds of the builds in the order given: `memctl bench write` at CLIENTS clients ("1 64") for DUR (5s) each,
-# with the CPU the three nodes spent per acknowledged put (from /proc/PID/stat). Compares two builds on a busy
-# machine. Usage: bench/write-ab.sh DIR [DIR ...], each DIR holding a build's memnode and memctl (e.g. bin);
+# with the CPU the three nodes spent per acknowledged put (from /proc/PID/stat), during the run and until the
+# nodes are back near idle after it (drain_s, cpu_ms_per_put_drained: work deferred past the run still counts).
+# Compares two builds on a busy machine. Usage: bench/write-ab.sh DIR [DIR ...], each DIR holding a build's memnode and memctl (e.g. bin);
 # env ROUNDS (2), CLIENTS, DUR.
 # With ETCDPEER set to a built bench/etcdpeer (cd bench/etcdpeer && go build -o /tmp/etcdpeer .), three etcd
 # members run beside the rounds and are loaded the same way after each round, for the ratio in the same minutes.
@@ -39,12 +40,27 @@ run() { # dir
     "$BIN/memctl" -o json bench write --clients $c --duration "${DUR:-5s}" \
       --addr-list http://127.0.0.1:7480,http://127.0.0.1:7490,http://127.0.0.1:7500 >"$data/c$c.json" 2>/dev/null
     t1=$(ticks $pids)
-    python3 - "$data/c$c.json" "$BIN" "$c" "$((t1 - t0))" "$(getconf CLK_TCK)" <<'PY'
+    # Work a build defers past the run (batches left to index) is still the puts' cost: wait until the
+    # nodes are back near idle (two seconds under 0.4 of a core, past the followers' 5 s linger, at most 60 s)
+    # and count their CPU until then.
+    local quiet=0 drain=0 a b
+    a=$t1
+    while { [ $quiet -lt 2 ] || [ $drain -lt 6 ]; } && [ $drain -lt 60 ]; do
+      sleep 1
+      drain=$((drain + 1))
+      b=$(ticks $pids)
+      if [ $((b - a)) -lt $(($(getconf CLK_TCK) * 4 / 10)) ]; then quiet=$((quiet + 1)); else quiet=0; fi
+      a=$b
+    done
+    python3 - "$data/c$c.json" "$BIN" "$c" "$((t1 - t0))" "$(getconf CLK_TCK)" "$((a - t0))" "$drain" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
-ms = int(sys.argv[4]) * 1000 / int(sys.argv[5])
+tck = int(sys.argv[5])
+ms, drained = int(sys.argv[4]) * 1000 / tck, int(sys.argv[6]) * 1000 / tck
+n = max(r['ops'], 1)
 print(f"build={sys.argv[2]} clients={sys.argv[3]} ops_per_s={r['ops_per_s']:.0f} p50_ms={r['latency_ms']['p50']} "
-      f"p99_ms={r['latency_ms']['p99']} cpu_ms_per_put={ms / max(r['ops'], 1):.2f}")
+      f"p99_ms={r['latency_ms']['p99']} cpu_ms_per_put={ms / n:.2f} drain_s={sys.argv[7]} "
+      f"cpu_ms_per_put_drained={drained / n:.2f}")
 PY
   done
   scripts/cluster.sh stop

@@ -3,6 +3,7 @@ package fulltext
 import (
 	"fmt"
 
+	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/document"
 	index "github.com/blevesearch/bleve_index_api"
 )
@@ -82,11 +83,19 @@ func (ix *Index) document(d *Doc) *document.Document {
 	}
 	if d.Text != "" || len(d.Entities) > 0 {
 		a := &scopeAnalyzer{words: ix.analyzer, scope: userScope(d.UserID), also: d.Entities}
-		doc.AddField(document.NewTextFieldCustom(fieldText, nil, []byte(d.Text), textOptions, a))
+		text := []byte(d.Text)
+		doc.AddField(document.NewTextFieldCustom(fieldText, nil, text, textOptions, analyzed(a.Analyze(text))))
 	}
 	doc.SetIndexed()
 	return doc
 }
+
+// analyzed is a text's tokens, analysed already. Apply analyses each document in the calling goroutine rather
+// than in bleve's shared analysis workers, so the caller decides where that CPU goes (retrieval.Indexers builds
+// batches on threads of lower priority than the write path's).
+type analyzed analysis.TokenStream
+
+func (a analyzed) Analyze([]byte) analysis.TokenStream { return analysis.TokenStream(a) }
 
 // The fields' indexing options, as buildMapping's field mappings give them.
 const (

@@ -104,10 +104,12 @@ func (f *textFeeder) run() {
 // feederChunk bounds one bleve batch (bleve's own limit is 4096 operations).
 const feederChunk = 2048
 
-// apply writes what accumulated (applyChunked) in its turn of the node's Indexers.
+// apply writes what accumulated (applyChunked) in its turn of the node's Indexers, at their lower priority, or
+// at once and at the process's priority when it may not wait (a reader waits, or the feeder closes).
 func (f *textFeeder) apply(puts []fulltext.Doc, dels []string, upto uint64) error {
 	if f.gate.acquire(f) {
 		defer f.gate.release()
+		return f.gate.build(func() error { return applyChunked(f.text, puts, dels, upto) })
 	}
 	return applyChunked(f.text, puts, dels, upto)
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // registerIndexers exports how long replicas' full-text batches wait for their turns (retrieval.Indexers): a
-// growing wait means the full-text indexes fall further behind (a linearizable search hurries its own past).
+// growing wait means the full-text indexes fall further behind (a linearizable search hurries its own past);
+// and the priority the turns build at.
 func registerIndexers(reg prometheus.Registerer, g *retrieval.Indexers) {
 	reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memcluster_index_batches_waiting",
@@ -15,5 +16,9 @@ func registerIndexers(reg prometheus.Registerer, g *retrieval.Indexers) {
 			func() float64 { return float64(g.Stats().Waiting) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "memcluster_index_wait_seconds_total",
 			Help: "time replicas' full-text batches waited for turns to be built"},
-			func() float64 { return g.Stats().Waited.Seconds() }))
+			func() float64 { return g.Stats().Waited.Seconds() }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memcluster_index_build_nice",
+			Help: "nice value of the thread the last full-text batch built in a turn ran at (below the process's " +
+				"priority on Linux; the process's where it cannot be lowered)"},
+			func() float64 { return float64(g.Stats().Nice) }))
 }

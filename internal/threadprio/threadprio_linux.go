@@ -1,0 +1,34 @@
+package threadprio
+
+import (
+	"errors"
+
+	"golang.org/x/sys/unix"
+)
+
+// Lower moves the calling thread steps nice values below its priority, to 19 at most, and returns the thread's
+// nice value; raising a nice value needs no privilege. The caller must hold the thread (runtime.LockOSThread)
+// and never unlock it: a goroutine that ends locked takes its thread with it, where an unlocked thread would go
+// back to running other goroutines at the lowered priority. Threads the runtime starts from a locked thread
+// come from its template thread, so they do not inherit the priority.
+func Lower(steps int) (int, error) {
+	tid := unix.Gettid()
+	prio, err := unix.Getpriority(unix.PRIO_PROCESS, tid) // the raw system call: 20 - nice
+	if err != nil {
+		return 0, err
+	}
+	if 20-prio >= 19 {
+		return 20 - prio, errors.New("lower a thread's priority: already at the lowest")
+	}
+	nice := min(20-prio+steps, 19)
+	if err := unix.Setpriority(unix.PRIO_PROCESS, tid, nice); err != nil {
+		return 20 - prio, err
+	}
+	return nice, nil
+}
+
+// Nice is the calling thread's nice value.
+func Nice() (int, error) {
+	prio, err := unix.Getpriority(unix.PRIO_PROCESS, unix.Gettid())
+	return 20 - prio, err
+}

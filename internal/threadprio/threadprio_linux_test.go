@@ -1,0 +1,37 @@
+package threadprio
+
+import (
+	"runtime"
+	"testing"
+)
+
+// Lower moves the calling thread only, by the steps asked and to 19 at most.
+func TestLowerMovesTheCallingThreadOnly(t *testing.T) {
+	base, err := Nice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base >= 18 {
+		t.Skipf("the process runs at nice %d already", base)
+	}
+	type result struct{ lowered, after, capped int }
+	done := make(chan result)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		var r result
+		r.lowered, _ = Lower(1)
+		r.after, _ = Nice()
+		r.capped, _ = Lower(100)
+		done <- r
+	}()
+	r := <-done
+	if r.lowered != base+1 || r.after != base+1 {
+		t.Fatalf("lowered by 1 from %d: Lower said %d, Nice %d", base, r.lowered, r.after)
+	}
+	if r.capped != 19 {
+		t.Fatalf("lowered by 100: nice %d, want 19", r.capped)
+	}
+	if n, _ := Nice(); n != base {
+		t.Fatalf("the test's thread at nice %d, want %d", n, base)
+	}
+}
