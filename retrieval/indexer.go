@@ -109,7 +109,7 @@ const feederChunk = 2048
 func (f *textFeeder) apply(puts []fulltext.Doc, dels []string, upto uint64) error {
 	if f.gate.acquire(f) {
 		defer f.gate.release()
-		return f.gate.build(func() error { return applyChunked(f.text, puts, dels, upto) })
+		return f.gate.build(len(puts)+len(dels), func() error { return applyChunked(f.text, puts, dels, upto) })
 	}
 	return applyChunked(f.text, puts, dels, upto)
 }

@@ -27,14 +27,21 @@ import (
 // scheduler would let the batch run its 10 ms slice, and the batch takes what they leave. Under 64 writing
 // clients the put p99 fell by 15 % at the median of 19 A/B pairs, and linearizable searches beside the writes
 // were no slower (docs/benchmarks.md, "Batches built at a lower priority"). A batch that goes ahead without a
-// turn (a reader waits for it) is built at the process's priority.
+// turn (a reader waits for it), or that has gathered more than lowBatchMax changes, is built at the process's
+// priority.
 type Indexers struct {
 	sem     chan struct{}
 	waiting atomic.Int64 // batches waiting for a turn now
 	waited  atomic.Int64 // nanoseconds batches have waited for turns, in all
 	nice    atomic.Int64 // the nice value of the last batch's thread; lowered records whether it was below the process's
 	lowered atomic.Bool
+	behind  int // a batch of more changes than this is built at the process's priority (lowBatchMax)
 }
+
+// lowBatchMax bounds how far a replica's full-text index can fall behind while the write path starves its
+// lowered builds: a batch that has gathered more changes than this (at 100 puts/s a shard, over a minute's)
+// is built in its turn at the process's priority.
+const lowBatchMax = 4 * feederChunk
 
 // BuildNicer is how many nice steps below the process a batch built in a turn runs. A thread at nice 10
 // weighs about a tenth of one at nice 0 in the kernel's fair share, so indexing still progresses under a
@@ -61,7 +68,9 @@ func (g *Indexers) Stats() IndexersStats {
 }
 
 // NewIndexers lets n batches be built at once (at least 1).
-func NewIndexers(n int) *Indexers { return &Indexers{sem: make(chan struct{}, max(n, 1))} }
+func NewIndexers(n int) *Indexers {
+	return &Indexers{sem: make(chan struct{}, max(n, 1)), behind: lowBatchMax}
+}
 
 // DefaultIndexers is half the cores Go may use (at least 1): the other half stays free for the write path.
 func DefaultIndexers() *Indexers { return NewIndexers(runtime.GOMAXPROCS(0) / 2) }
@@ -91,8 +100,12 @@ func (g *Indexers) acquire(f *textFeeder) bool {
 
 func (g *Indexers) release() { <-g.sem }
 
-// build runs fn, a batch in its turn, on a new thread BuildNicer steps below the process's priority.
-func (g *Indexers) build(fn func() error) error {
+// build runs fn, a batch of changes in its turn, on a new thread BuildNicer steps below the process's priority,
+// or at the process's priority when the batch shows its index has fallen far behind (lowBatchMax).
+func (g *Indexers) build(changes int, fn func() error) error {
+	if changes > g.behind {
+		return fn()
+	}
 	done := make(chan error, 1)
 	go func() {
 		// Never unlocked: the thread ends with this goroutine, and its lowered priority with it (the main

@@ -24,8 +24,8 @@ func (n *niceText) ApplyWithMarkers(put []fulltext.Doc, del []string, m map[stri
 	return n.Index.ApplyWithMarkers(put, del, m)
 }
 
-// A batch built in a turn runs BuildNicer steps below the process; one a reader waits for, at the process's
-// priority; and the lowered thread does not go back to running other goroutines.
+// A batch built in a turn runs BuildNicer steps below the process; one a reader waits for, or one far behind, at
+// the process's priority; and the lowered thread does not go back to running other goroutines.
 func TestTurnsBuildAtALowerPriority(t *testing.T) {
 	// This thread's: the main thread can have run a lowered batch, and Go keeps a locked goroutine's main
 	// thread (wedged, never to run another goroutine) where it ends any other.
@@ -71,6 +71,14 @@ func TestTurnsBuildAtALowerPriority(t *testing.T) {
 	}
 	if n := seen(); n != base {
 		t.Fatalf("a batch a reader waited for ran at nice %d, want the process's %d", n, base)
+	}
+
+	// A batch of more changes than the Indexers' bound is built in its turn, at the process's priority.
+	gate.behind = 1
+	f.add(3, append(doc("c"), doc("d")...), nil)
+	f.hurry()
+	if n := seen(); n != base {
+		t.Fatalf("a batch far behind ran at nice %d, want the process's %d", n, base)
 	}
 
 	// Goroutines started now run on threads at the process's priority: the lowered one ended with its batch.
