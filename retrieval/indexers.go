@@ -22,13 +22,15 @@ import (
 // costs less a document. No read waits for a turn: a feeder whose reader waits (a linearizable search, on the
 // leader) or that closes goes ahead at once, also while it waits.
 //
-// A batch built in a turn runs on a thread of its own, BuildNicer nice steps below the process (Linux): the
-// kernel then hands the cores to the write path's goroutines whenever they are runnable, where Go's own
-// scheduler would let the batch run its 10 ms slice, and the batch takes what they leave. Under 64 writing
-// clients the put p99 fell by 15 % at the median of 19 A/B pairs, and linearizable searches beside the writes
-// were no slower (docs/benchmarks.md, "Batches built at a lower priority"). A batch that goes ahead without a
-// turn (a reader waits for it), or that has gathered more than lowBatchMax changes, is built at the process's
-// priority.
+// A batch built in a turn runs on a thread of its own, BuildNicer nice steps below the process (Linux): where
+// threads compete for cores, the kernel hands them to the others whenever they are runnable and the batch takes
+// what they leave. Inside one process that is only the threads without a Go P (back from a system call: the
+// log's fsync, the network), since the batch's thread keeps its P while descheduled; between processes sharing
+// cores (the benchmark's three nodes on two cores) it is all of them. There, under 64 writing clients, the put
+// p99 fell by 15 % at the median of 19 A/B pairs, and linearizable searches beside the writes were no slower
+// (docs/benchmarks.md, "Batches built at a lower priority"). A batch that goes ahead without a turn (a reader
+// waits for it), or that has gathered more than lowBatchMax changes, is built at the process's priority; a
+// reader that arrives while a batch is built waits for it at the lower priority.
 type Indexers struct {
 	sem     chan struct{}
 	waiting atomic.Int64 // batches waiting for a turn now
@@ -104,6 +106,9 @@ func (g *Indexers) release() { <-g.sem }
 // or at the process's priority when the batch shows its index has fallen far behind (lowBatchMax).
 func (g *Indexers) build(changes int, fn func() error) error {
 	if changes > g.behind {
+		nice, _ := threadprio.Nice()
+		g.nice.Store(int64(nice))
+		g.lowered.Store(false)
 		return fn()
 	}
 	done := make(chan error, 1)

@@ -80,6 +80,9 @@ func TestTurnsBuildAtALowerPriority(t *testing.T) {
 	if n := seen(); n != base {
 		t.Fatalf("a batch far behind ran at nice %d, want the process's %d", n, base)
 	}
+	if st := gate.Stats(); st.Lowered || st.Nice != base {
+		t.Fatalf("stats after a batch far behind: %+v", st)
+	}
 
 	// Goroutines started now run on threads at the process's priority: the lowered one ended with its batch.
 	for i := range 50 {
