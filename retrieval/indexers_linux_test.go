@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -34,6 +35,10 @@ func TestTurnsBuildAtALowerPriority(t *testing.T) {
 		t.Fatal(err)
 	}
 	if base >= 19 {
+		// Nothing could be lowered: on CI that is a broken runner, not a reason to pass.
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the process runs at nice %d already: its threads cannot be lowered", base)
+		}
 		t.Skipf("the process runs at nice %d already", base)
 	}
 	gate := NewIndexers(1)
