@@ -12,23 +12,22 @@ import (
 // back to running other goroutines at the lowered priority. Threads the runtime starts from a locked thread
 // come from its template thread, so they do not inherit the priority.
 func Lower(steps int) (int, error) {
-	tid := unix.Gettid()
-	prio, err := unix.Getpriority(unix.PRIO_PROCESS, tid) // the raw system call: 20 - nice
+	cur, err := Nice()
 	if err != nil {
 		return 0, err
 	}
-	if 20-prio >= 19 {
-		return 20 - prio, errors.New("lower a thread's priority: already at the lowest")
+	if cur >= 19 {
+		return cur, errors.New("lower a thread's priority: already at the lowest")
 	}
-	nice := min(20-prio+steps, 19)
-	if err := unix.Setpriority(unix.PRIO_PROCESS, tid, nice); err != nil {
-		return 20 - prio, err
+	nice := min(cur+steps, 19)
+	if err := unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), nice); err != nil {
+		return cur, err
 	}
 	return nice, nil
 }
 
 // Nice is the calling thread's nice value.
 func Nice() (int, error) {
-	prio, err := unix.Getpriority(unix.PRIO_PROCESS, unix.Gettid())
+	prio, err := unix.Getpriority(unix.PRIO_PROCESS, unix.Gettid()) // the raw system call: 20 - nice
 	return 20 - prio, err
 }
