@@ -4,7 +4,8 @@
 # those users arrive at RATE (40) a second, open loop (`memctl bench search --rate`), for 15 s from the
 # writes' third second. Prints the writes' puts/s and p99 and the searches' p50 and p99. Usage:
 # bench/mixed-ab.sh DIR [DIR ...], each DIR holding a build's memnode and memctl (e.g. bin); builds run in the
-# order given, so alternate them (A B A B) on a busy machine.
+# order given, so alternate them (A B A B) on a busy machine. WRITE_RATE (puts/s in all) holds the writers to
+# that rate, open loop, so that builds of different write throughput give the searches the same load.
 set -u
 cd "$(dirname "$0")/.."
 ADDRS=http://127.0.0.1:7480,http://127.0.0.1:7490,http://127.0.0.1:7500
@@ -15,7 +16,7 @@ for BIN in "$@"; do
   "$BIN/memctl" -o json bench search --memories 2000 --users 4 --user-prefix mix- --load-clients 16 --clients 1 \
     --duration 1s --addr-list $ADDRS >/dev/null 2>&1
   sleep 3 # the load's last batches indexed
-  "$BIN/memctl" -o json bench write --clients "${WRITERS:-48}" --duration 20s --addr-list $ADDRS >"$data/w.json" 2>/dev/null &
+  "$BIN/memctl" -o json bench write --clients "${WRITERS:-48}" ${WRITE_RATE:+--rate $WRITE_RATE} --duration 20s --addr-list $ADDRS >"$data/w.json" 2>/dev/null &
   sleep 2
   "$BIN/memctl" -o json bench search --skip-load --user-prefix mix- --users 4 --clients 8 --rate "${RATE:-40}" \
     --duration 15s --warmup 0 --addr-list $ADDRS >"$data/s.json" 2>/dev/null

@@ -43,6 +43,7 @@ type config struct {
 	pprof           bool
 	memoryLimit     string
 	gcPacing        string
+	gomaxprocs      string
 	otlpEndpoint    string
 	authFile        string
 	tlsCert         string
@@ -124,6 +125,7 @@ func (c *config) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.clusterToken, "cluster-token", "", "shared secret for node-to-node calls; required with --auth-file (same on every node)")
 	fs.StringVar(&c.memoryLimit, "memory-limit", "auto", "soft limit of the Go heap, as GOMEMLIMIT writes it (e.g. 3GiB); auto: GOMEMLIMIT if set, else 90% of the container's (cgroup's) memory limit if there is one; off: none")
 	fs.StringVar(&c.gcPacing, "gc-pacing", "auto", "auto: the garbage collector's headroom (GOGC) is sized to the heap without the vector rows and Pebble's buffers, which stay put between collections, and a heap idle for 10 s is collected and given back to the OS; off: GOGC as the runtime reads it")
+	fs.StringVar(&c.gomaxprocs, "gomaxprocs", "auto", "goroutines Go runs at once: auto: GOMAXPROCS if set, else the cores (as the runtime counts them, following a container's CPU limit) plus one for each full-text indexing turn (half the cores), whose lowered builds then leave the write path every core; runtime: the runtime's own; or a count")
 	fs.BoolVar(&c.pprof, "pprof", false, "serve Go profiles under /debug/pprof/ on the HTTP port")
 	fs.StringVar(&c.embedProvider, "embed-provider", "hashed", "embedder: hashed (built in, no weights), openai (any OpenAI-compatible server) or model2vec")
 	fs.StringVar(&c.embedURL, "embed-url", "", "base URL of the OpenAI-compatible embeddings API, e.g. http://127.0.0.1:11434/v1")
@@ -197,6 +199,11 @@ func (c *config) finish() error {
 	}
 	if _, err := c.recordCacheBytes(); err != nil {
 		return err
+	}
+	if c.gomaxprocs != "auto" && c.gomaxprocs != "runtime" {
+		if _, err := parseProcs(c.gomaxprocs); err != nil {
+			return err
+		}
 	}
 	if c.gcPacing != "auto" && c.gcPacing != "off" {
 		return fmt.Errorf("--gc-pacing %q: want auto or off", c.gcPacing)

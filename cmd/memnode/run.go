@@ -83,6 +83,10 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	if err := applyMemoryLimit(c.memoryLimit, log); err != nil {
 		return err
 	}
+	turns, err := applyProcs(c.gomaxprocs, log)
+	if err != nil {
+		return err
+	}
 	otel.SetTextMapPropagator(propagation.TraceContext{})
 	tp, shutdownTracing, err := newTracerProvider(ctx, c, os.Getenv)
 	if err != nil {
@@ -136,7 +140,7 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 		return fmt.Errorf("listen http %s: %w", cluster.ListenAddr(c.bindHost, c.httpAddr), err)
 	}
 	vectors := vector.NewMeter() // the rows of every shard index here, for the collector's pacing
-	indexers := retrieval.DefaultIndexers()
+	indexers := retrieval.NewIndexers(turns)
 	registerIndexers(reg, indexers)
 	node, err := cluster.New(cluster.Config{
 		NodeID: c.nodeID, DataDir: c.dataDir, RaftAddr: c.raftAddr, GossipAddr: c.gossipAddr, HTTPAddr: c.httpAddr, BindHost: c.bindHost,

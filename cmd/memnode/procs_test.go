@@ -1,0 +1,48 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func TestAutoProcsAddOnePerIndexingTurn(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	t.Setenv("GOMAXPROCS", "") // unset as far as the flag is concerned
+	runtime.GOMAXPROCS(4)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	turns, err := applyProcs("auto", log)
+	if err != nil || turns != 2 || runtime.GOMAXPROCS(0) != 6 {
+		t.Fatalf("auto on 4: turns %d, procs %d, %v; want 2 turns, 6 procs", turns, runtime.GOMAXPROCS(0), err)
+	}
+	runtime.GOMAXPROCS(1)
+	if turns, _ := applyProcs("auto", log); turns != 1 || runtime.GOMAXPROCS(0) != 2 {
+		t.Fatalf("auto on 1: turns %d, procs %d; want 1 turn, 2 procs", turns, runtime.GOMAXPROCS(0))
+	}
+	runtime.GOMAXPROCS(4)
+	t.Setenv("GOMAXPROCS", "4")
+	if turns, _ := applyProcs("auto", log); turns != 2 || runtime.GOMAXPROCS(0) != 4 {
+		t.Fatalf("auto with GOMAXPROCS set: turns %d, procs %d; want the environment's 4", turns, runtime.GOMAXPROCS(0))
+	}
+	if turns, _ := applyProcs("runtime", log); turns != 2 || runtime.GOMAXPROCS(0) != 4 {
+		t.Fatalf("runtime: turns %d, procs %d; want 4 left alone", turns, runtime.GOMAXPROCS(0))
+	}
+	if turns, _ := applyProcs("3", log); turns != 2 || runtime.GOMAXPROCS(0) != 3 {
+		t.Fatalf("3: turns %d, procs %d; want 3 procs, turns from the 4 cores", turns, runtime.GOMAXPROCS(0))
+	}
+}
+
+func TestGOMAXPROCSFlagNamesABadValue(t *testing.T) {
+	for _, bad := range []string{"0", "-2", "many", "2.5"} {
+		cmd := newRootCmd()
+		cmd.SetArgs([]string{"--gomaxprocs", bad, "--node-id", "n1"})
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		err := cmd.Execute()
+		if err == nil || !strings.Contains(err.Error(), `--gomaxprocs "`+bad+`": want auto, runtime or a count`) {
+			t.Errorf("--gomaxprocs %s: %v", bad, err)
+		}
+	}
+}
