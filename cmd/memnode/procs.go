@@ -9,7 +9,8 @@ import (
 )
 
 // applyProcs sets how many goroutines Go runs at once (GOMAXPROCS) from --gomaxprocs and returns how many
-// full-text batches the node builds at once (its Indexers' turns): half the cores, at least one.
+// full-text batches the node builds at once (its Indexers' turns): --index-turns, or when that is 0 half the
+// cores, at least one.
 //
 // auto, the default, gives the node one P more than its cores for each turn, unless GOMAXPROCS is in the
 // environment. A batch built in a turn runs on a thread below the process's priority (retrieval.Indexers), and
@@ -20,9 +21,12 @@ import (
 //
 // The cores are Go's own count, which follows a container's CPU limit; setting GOMAXPROCS here stops the
 // runtime from following later changes of that limit (a restart reads it again).
-func applyProcs(flag string, log *slog.Logger) (turns int, err error) {
+func applyProcs(flag string, indexTurns int, log *slog.Logger) (turns int, err error) {
 	cores := runtime.GOMAXPROCS(0)
 	turns = max(cores/2, 1)
+	if indexTurns > 0 {
+		turns = indexTurns
+	}
 	switch flag {
 	case "auto":
 		if v := os.Getenv("GOMAXPROCS"); v != "" {

@@ -83,7 +83,7 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	if err := applyMemoryLimit(c.memoryLimit, log); err != nil {
 		return err
 	}
-	turns, err := applyProcs(c.gomaxprocs, log)
+	turns, err := applyProcs(c.gomaxprocs, c.indexTurns, log)
 	if err != nil {
 		return err
 	}
