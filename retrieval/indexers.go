@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"errors"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -116,15 +117,31 @@ func (g *Indexers) build(changes int, fn func() error) error {
 		g.lowered.Store(false)
 		return fn()
 	}
+	return g.buildOnNewThread(fn)
+}
+
+// buildOnNewThread runs fn through buildLowered in a new goroutine and waits for it.
+func (g *Indexers) buildOnNewThread(fn func() error) error {
 	done := make(chan error, 1)
-	go func() {
-		// Never unlocked: the thread ends with this goroutine, and its lowered priority with it (the main
-		// thread, which cannot end, is parked for good). A thread a batch is cheap beside the batch.
-		runtime.LockOSThread()
-		nice, err := threadprio.Lower(BuildNicer)
-		g.nice.Store(int64(nice))
-		g.lowered.Store(err == nil)
-		done <- fn()
-	}()
+	go func() { done <- g.buildLowered(fn) }()
 	return <-done
+}
+
+// buildLowered runs fn on the calling goroutine's thread, lowered BuildNicer steps, and leaves the goroutine
+// locked to it: the thread ends with the goroutine, and its lowered priority with it. A thread a batch is cheap
+// beside the batch. The main thread is not lowered (threadprio.ErrMainThread): held by this goroutine, it
+// cannot take the goroutine buildOnNewThread starts, which so gets another thread.
+func (g *Indexers) buildLowered(fn func() error) error {
+	runtime.LockOSThread()
+	nice, err := threadprio.Lower(BuildNicer)
+	if errors.Is(err, threadprio.ErrMainThread) {
+		defer runtime.UnlockOSThread()
+		return g.buildOnNewThread(fn)
+	}
+	if err != nil {
+		runtime.UnlockOSThread() // nothing was lowered: the thread may run other goroutines again
+	}
+	g.nice.Store(int64(nice))
+	g.lowered.Store(err == nil)
+	return fn()
 }

@@ -2,12 +2,15 @@ package retrieval
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/memcluster/memcluster/fulltext"
+	"github.com/memcluster/memcluster/internal/mainthread"
 	"github.com/memcluster/memcluster/internal/threadprio"
+	"golang.org/x/sys/unix"
 )
 
 // niceText records the nice value of the thread each batch is built on.
@@ -28,19 +31,8 @@ func (n *niceText) ApplyWithMarkers(put []fulltext.Doc, del []string, m map[stri
 // A batch built in a turn runs BuildNicer steps below the process; one a reader waits for, or one far behind, at
 // the process's priority; and the lowered thread does not go back to running other goroutines.
 func TestTurnsBuildAtALowerPriority(t *testing.T) {
-	// This thread's: the main thread can have run a lowered batch, and Go keeps a locked goroutine's main
-	// thread (wedged, never to run another goroutine) where it ends any other.
-	base, err := threadprio.Nice()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if base >= 19 {
-		// Nothing could be lowered: on CI that is a broken runner, not a reason to pass.
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the process runs at nice %d already: its threads cannot be lowered", base)
-		}
-		t.Skipf("the process runs at nice %d already", base)
-	}
+	// This thread's nice value, the process's: no batch is built on a thread that stays (TestABatchLeavesTheMainThreadAlone).
+	base := unloweredNice(t)
 	gate := NewIndexers(1)
 	text := &niceText{Index: memText(t), seen: make(chan int, 4)}
 	f := newTextFeeder(text, 0, gate, func(err error) { t.Error(err) })
@@ -100,4 +92,57 @@ func TestTurnsBuildAtALowerPriority(t *testing.T) {
 			t.Fatalf("goroutine %d ran at nice %d after the batch, want %d", i, n, base)
 		}
 	}
+}
+
+// A batch that would be built on the main thread gets a thread of its own instead: lowered, the main thread would
+// show the whole process at the lower priority (its id is the process's), and Go never ends it.
+func TestABatchLeavesTheMainThreadAlone(t *testing.T) {
+	base := unloweredNice(t)
+	var tid, nice int
+	built := make(chan error, 1)
+	gate := NewIndexers(1)
+	mainthread.Do(func() {
+		if unix.Gettid() != os.Getpid() {
+			built <- fmt.Errorf("mainthread.Do ran on thread %d, not the main thread", unix.Gettid())
+			return
+		}
+		built <- gate.buildLowered(func() error {
+			tid = unix.Gettid()
+			nice, _ = threadprio.Nice()
+			return nil
+		})
+	})
+	if err := <-built; err != nil {
+		t.Fatal(err)
+	}
+	if tid == os.Getpid() {
+		t.Fatal("the batch was built on the main thread")
+	}
+	if want := min(base+BuildNicer, 19); nice != want || !gate.Stats().Lowered {
+		t.Fatalf("the batch ran at nice %d (stats %+v), want %d", nice, gate.Stats(), want)
+	}
+	var mainNice int
+	mainthread.Do(func() { mainNice, _ = threadprio.Nice() })
+	if mainNice != base {
+		t.Fatalf("the main thread is at nice %d after the batch, want the process's %d", mainNice, base)
+	}
+}
+
+func TestMain(m *testing.M) { mainthread.Main(m) }
+
+// unloweredNice is the calling thread's nice value; the test is skipped (failed on CI) when nothing can be lowered.
+func unloweredNice(t *testing.T) int {
+	t.Helper()
+	base, err := threadprio.Nice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base >= 19 {
+		// Nothing could be lowered: on CI that is a broken runner, not a reason to pass.
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the process runs at nice %d already: its threads cannot be lowered", base)
+		}
+		t.Skipf("the process runs at nice %d already", base)
+	}
+	return base
 }

@@ -11,7 +11,13 @@ import (
 // and never unlock it: a goroutine that ends locked takes its thread with it, where an unlocked thread would go
 // back to running other goroutines at the lowered priority. Threads the runtime starts from a locked thread
 // come from its template thread, so they do not inherit the priority.
+//
+// Lower refuses the main thread (ErrMainThread): its id is the process's, so ps and top would show the whole
+// process at the lower priority, and Go never ends that thread, so it would stay there.
 func Lower(steps int) (int, error) {
+	if unix.Gettid() == unix.Getpid() {
+		return 0, ErrMainThread
+	}
 	cur, err := Nice()
 	if err != nil {
 		return 0, err

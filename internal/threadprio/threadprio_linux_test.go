@@ -1,10 +1,30 @@
 package threadprio
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"testing"
+
+	"github.com/memcluster/memcluster/internal/mainthread"
 )
+
+// The main thread stays with mainthread: a goroutine of these tests never lands there, where Lower refuses.
+func TestMain(m *testing.M) { mainthread.Main(m) }
+
+// Lower refuses the main thread: ps and top would show the whole process at the lower priority.
+func TestLowerRefusesTheMainThread(t *testing.T) {
+	var err error
+	var nice, base int
+	base, _ = Nice()
+	mainthread.Do(func() {
+		_, err = Lower(1)
+		nice, _ = Nice()
+	})
+	if !errors.Is(err, ErrMainThread) || nice != base {
+		t.Fatalf("Lower on the main thread: %v, nice %d after (want ErrMainThread, %d)", err, nice, base)
+	}
+}
 
 // Lower moves the calling thread only, by the steps asked and to 19 at most.
 func TestLowerMovesTheCallingThreadOnly(t *testing.T) {
