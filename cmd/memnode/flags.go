@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -126,7 +127,7 @@ func (c *config) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.clusterToken, "cluster-token", "", "shared secret for node-to-node calls; required with --auth-file (same on every node)")
 	fs.StringVar(&c.memoryLimit, "memory-limit", "auto", "soft limit of the Go heap, as GOMEMLIMIT writes it (e.g. 3GiB); auto: GOMEMLIMIT if set, else 90% of the container's (cgroup's) memory limit if there is one; off: none")
 	fs.StringVar(&c.gcPacing, "gc-pacing", "auto", "auto: the garbage collector's headroom (GOGC) is sized to the heap without the vector rows and Pebble's buffers, which stay put between collections, and a heap idle for 10 s is collected and given back to the OS; off: GOGC as the runtime reads it")
-	fs.StringVar(&c.gomaxprocs, "gomaxprocs", "auto", "goroutines Go runs at once: auto: GOMAXPROCS if set, else the cores (as the runtime counts them, following a container's CPU limit) plus one for each full-text indexing turn (half the cores), whose lowered builds then leave the write path every core; runtime: the runtime's own; or a count")
+	fs.StringVar(&c.gomaxprocs, "gomaxprocs", "auto", "threads running Go code at once (Go's Ps): auto: GOMAXPROCS if set, else the cores (as the runtime counts them at start: the CPUs or a container's CPU limit, at least 2) plus one for each full-text indexing turn, whose lowered builds then leave the write path every core (the runtime then no longer follows a changed CPU limit); runtime: the runtime's own, following the limit; or a count")
 	fs.IntVar(&c.indexTurns, "index-turns", 0, "full-text batches the node's replicas build at once, each on a thread of lower priority (0: half the cores, at least 1)")
 	fs.BoolVar(&c.pprof, "pprof", false, "serve Go profiles under /debug/pprof/ on the HTTP port")
 	fs.StringVar(&c.embedProvider, "embed-provider", "hashed", "embedder: hashed (built in, no weights), openai (any OpenAI-compatible server) or model2vec")
@@ -202,8 +203,8 @@ func (c *config) finish() error {
 	if _, err := c.recordCacheBytes(); err != nil {
 		return err
 	}
-	if c.indexTurns < 0 {
-		return fmt.Errorf("--index-turns %d: want 0 (half the cores) or more", c.indexTurns)
+	if c.indexTurns < 0 || c.indexTurns > runtime.NumCPU() {
+		return fmt.Errorf("--index-turns %d: want 0 (half the cores) up to the %d cores", c.indexTurns, runtime.NumCPU())
 	}
 	if c.gomaxprocs != "auto" && c.gomaxprocs != "runtime" {
 		if _, err := parseProcs(c.gomaxprocs); err != nil {

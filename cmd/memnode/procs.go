@@ -8,7 +8,7 @@ import (
 	"strconv"
 )
 
-// applyProcs sets how many goroutines Go runs at once (GOMAXPROCS) from --gomaxprocs and returns how many
+// applyProcs sets how many threads run Go code at once (GOMAXPROCS, Go's Ps) from --gomaxprocs and returns how many
 // full-text batches the node builds at once (its Indexers' turns): --index-turns, or when that is 0 half the
 // cores, at least one.
 //
@@ -16,11 +16,12 @@ import (
 // environment. A batch built in a turn runs on a thread below the process's priority (retrieval.Indexers), and
 // while the kernel leaves that thread waiting it keeps its P: with as many Ps as cores, a turn held one P the
 // write path could not use. The extra P is the turn's, so the write path keeps every core and the kernel gives
-// the batch only what it leaves. Under 64 writing clients on two cores that was 1.3× the puts/s
-// (docs/benchmarks.md, "One P more than the cores").
+// the batch only what it leaves. Under 64 writing clients, three nodes on two cores, that was 1.26× the puts/s in
+// 15 s runs and 1.18× over 60 s (docs/benchmarks.md, "One P more than the cores, by default").
 //
-// The cores are Go's own count, which follows a container's CPU limit; setting GOMAXPROCS here stops the
-// runtime from following later changes of that limit (a restart reads it again).
+// The cores are Go's own count at start: the CPUs, or a container's CPU limit rounded up, at least 2. Setting
+// GOMAXPROCS here stops the runtime from following later changes of that limit (a restart reads it again);
+// --gomaxprocs runtime keeps the runtime's own count, and its updates.
 func applyProcs(flag string, indexTurns int, log *slog.Logger) (turns int, err error) {
 	cores := runtime.GOMAXPROCS(0)
 	turns = max(cores/2, 1)
@@ -30,11 +31,14 @@ func applyProcs(flag string, indexTurns int, log *slog.Logger) (turns int, err e
 	switch flag {
 	case "auto":
 		if v := os.Getenv("GOMAXPROCS"); v != "" {
-			log.Info("gomaxprocs from GOMAXPROCS", "procs", cores, "index_turns", turns)
-			return turns, nil
+			if n, err := strconv.Atoi(v); err == nil && n > 0 { // what the runtime itself accepts
+				log.Info("gomaxprocs from GOMAXPROCS", "procs", cores, "index_turns", turns)
+				return turns, nil
+			}
+			log.Warn("GOMAXPROCS is not a count of at least 1: the runtime ignored it, and so does memnode", "GOMAXPROCS", v)
 		}
 		runtime.GOMAXPROCS(cores + turns)
-		log.Info("gomaxprocs: one more than the cores for each full-text indexing turn",
+		log.Info("gomaxprocs: one more than the cores for each full-text indexing turn; no longer follows the CPU limit",
 			"procs", cores+turns, "cores", cores, "index_turns", turns)
 		return turns, nil
 	case "runtime":

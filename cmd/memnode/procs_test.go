@@ -37,6 +37,11 @@ func TestAutoProcsAddOnePerIndexingTurn(t *testing.T) {
 	if turns, _ := applyProcs("auto", 3, log); turns != 3 || runtime.GOMAXPROCS(0) != 5 {
 		t.Fatalf("auto, 3 turns on 2: turns %d, procs %d; want 3 turns, 5 procs", turns, runtime.GOMAXPROCS(0))
 	}
+	runtime.GOMAXPROCS(2)
+	t.Setenv("GOMAXPROCS", "abc") // the runtime ignores it: so does auto
+	if turns, _ := applyProcs("auto", 0, log); turns != 1 || runtime.GOMAXPROCS(0) != 3 {
+		t.Fatalf("auto with GOMAXPROCS=abc on 2: turns %d, procs %d; want 1 turn, 3 procs", turns, runtime.GOMAXPROCS(0))
+	}
 }
 
 func TestGOMAXPROCSFlagNamesABadValue(t *testing.T) {
@@ -57,7 +62,7 @@ func TestIndexTurnsFlagNamesABadValue(t *testing.T) {
 	cmd.SetArgs([]string{"--index-turns", "-1", "--node-id", "n1"})
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
-	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--index-turns -1: want 0 (half the cores) or more") {
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--index-turns -1: want 0 (half the cores) up to the") {
 		t.Fatalf("--index-turns -1: %v", err)
 	}
 }
