@@ -80,8 +80,12 @@ func NewIndexers(n int) *Indexers {
 	return &Indexers{sem: make(chan struct{}, max(n, 1)), behind: lowBatchMax}
 }
 
-// DefaultIndexers is half the cores Go may use (at least 1): the other half stays free for the write path.
-func DefaultIndexers() *Indexers { return NewIndexers(runtime.GOMAXPROCS(0) / 2) }
+// DefaultTurns is how many batches a node of so many cores builds at once: half of them (at least 1), so that
+// the other half stays free for the write path.
+func DefaultTurns(cores int) int { return max(cores/2, 1) }
+
+// DefaultIndexers lets DefaultTurns of the cores Go may use build at once.
+func DefaultIndexers() *Indexers { return NewIndexers(DefaultTurns(runtime.GOMAXPROCS(0))) }
 
 // acquire waits for a turn for feeder f's batch. It returns false without one when the batch needs none: no
 // Indexers, or f is urgent (a reader waits for it, or it is closing), also when that happens during the wait,

@@ -6,11 +6,13 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+
+	"github.com/memcluster/memcluster/retrieval"
 )
 
 // applyProcs sets how many threads run Go code at once (GOMAXPROCS, Go's Ps) from --gomaxprocs and returns how many
-// full-text batches the node builds at once (its Indexers' turns): --index-turns, or when that is 0 half the
-// cores, at least one.
+// full-text batches the node builds at once (its Indexers' turns): --index-turns, or when that is 0
+// retrieval.DefaultTurns (half the cores, at least one).
 //
 // auto, the default, gives the node one P more than its cores for each turn, unless GOMAXPROCS is in the
 // environment. A batch built in a turn runs on a thread below the process's priority (retrieval.Indexers), and
@@ -24,7 +26,7 @@ import (
 // --gomaxprocs runtime keeps the runtime's own count, and its updates.
 func applyProcs(flag string, indexTurns int, log *slog.Logger) (turns int, err error) {
 	cores := runtime.GOMAXPROCS(0)
-	turns = max(cores/2, 1)
+	turns = retrieval.DefaultTurns(cores)
 	if indexTurns > 0 {
 		turns = indexTurns
 	}
