@@ -107,10 +107,14 @@ func (n *Node) openRaft(group uint32, fsm raft.FSM, restoreOnStart bool, notify 
 	c.NoLegacyTelemetry = true
 	wait := newPeerWait(trans)
 	guard := newVoteGuard(wait, n.log.With("group", name))
-	if group != MetaGroup && n.wasDropped(group) {
-		guard.dropped.Store(true)
-		guard.onConfigured = func() { n.clearDropped(group) }
+	if group != MetaGroup {
+		if dropped, held := n.droppedMark(group); dropped {
+			guard.dropped.Store(true)
+			guard.held.Store(held)
+			guard.onConfigured = func() { n.clearDropped(group) }
+		}
 	}
+	c.MayCampaign = guard.mayCampaign
 	logs := raftstore.NewCache(store, raftstore.CacheEntries, raftstore.CacheBytes)
 	r, err := raft.NewRaft(c, fsm, logs, store, snaps, guard)
 	if err != nil {

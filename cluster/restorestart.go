@@ -37,29 +37,39 @@ func (n *Node) mustRestore(shard uint32) (bool, error) {
 // db. A lazy snapshot holds none (it is a marker of a state this node had). A snapshot's index can be past the
 // state it holds (raft counts entries the state machine never sees), so the stream's own header decides.
 func snapshotAhead(db *storage.DB, shard uint32, dir string) (bool, error) {
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	snaps, err := raft.NewFileSnapshotStore(dir, 2, io.Discard)
-	if err != nil {
-		return false, err
-	}
-	metas, err := snaps.List()
-	if err != nil || len(metas) == 0 || metas[0].Size == storage.LazySnapshotSize {
+	snaps, newest, err := newestSnapshot(dir)
+	if err != nil || newest == nil || newest.Size == storage.LazySnapshotSize {
 		return false, err
 	}
 	applied, _, err := db.Applied(shard)
-	if err != nil || metas[0].Index <= applied {
+	if err != nil || newest.Index <= applied {
 		return false, err
 	}
-	_, rc, err := snaps.Open(metas[0].ID)
+	_, rc, err := snaps.Open(newest.ID)
 	if err != nil {
 		return false, err
 	}
 	defer rc.Close()
 	index, _, err := storage.SnapshotIndex(rc)
 	if err != nil {
-		return false, fmt.Errorf("snapshot %s: %w", metas[0].ID, err)
+		return false, fmt.Errorf("snapshot %s: %w", newest.ID, err)
 	}
 	return index > applied, nil
+}
+
+// newestSnapshot opens the raft snapshot store in dir and returns it with its newest snapshot's metadata (nil,
+// nil when dir holds none).
+func newestSnapshot(dir string) (*raft.FileSnapshotStore, *raft.SnapshotMeta, error) {
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	snaps, err := raft.NewFileSnapshotStore(dir, 2, io.Discard)
+	if err != nil {
+		return nil, nil, err
+	}
+	metas, err := snaps.List()
+	if err != nil || len(metas) == 0 {
+		return snaps, nil, err
+	}
+	return snaps, metas[0], nil
 }

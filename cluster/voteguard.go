@@ -8,9 +8,11 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// voteGuard stands between a group's network transport and its raft instance and refuses votes (and pre-votes)
-// while the local replica knows no configuration and this node deleted a replica of the group before
-// (dropped.go).
+// voteGuard stands between a group's network transport and its raft instance. While this node deleted a
+// replica of the group before (dropped.go) and the local replica has not caught up with it — no configuration
+// yet, or a log short of the last index the deleted replica held — it refuses votes (and pre-votes), and
+// mayCampaign keeps the replica from becoming a candidate (raft's Config.MayCampaign, a change of memcluster's
+// raft fork).
 //
 // hashicorp/raft grants a vote when its configuration is empty, taking it for a cluster being bootstrapped by
 // election. An empty replica on a node the group removed moments ago is the dangerous case: a voter that was
@@ -18,6 +20,11 @@ import (
 // replica's vote let it win an election with a log that lacked the newest entries, which it then cut from the
 // replicas that held them (seen in the chaos campaign: 437 entries cleared from two replicas of one shard). The
 // old replica's acknowledgements counted toward quorums; its empty successor cannot keep the promises they made.
+// A configuration alone is not enough: the leader may send the new replica a snapshot older than its
+// predecessor's removal, whose configuration names this node a voter. Such a replica won an election with its
+// own vote and that of a voter removed while dead (the chaos campaign again: 2,100 committed entries cut from
+// two replicas). Once its log reaches the last index its predecessor held, the replica holds what its
+// predecessor acknowledged, as if it had never lost it, and raft decides alone.
 //
 // An empty replica that never held the group here acknowledged nothing, so no commit counted on it and its
 // vote cannot elect a candidate lacking a committed entry (every commit quorum is made of other voters, and a
@@ -30,13 +37,16 @@ type voteGuard struct {
 	out  chan raft.RPC
 	raft atomic.Pointer[raft.Raft]
 	// dropped: this node deleted a replica of the group before; cleared (and onConfigured called, once) when
-	// the replica learns a configuration.
-	dropped      atomic.Bool
-	onConfigured func()
-	log          *slog.Logger
-	stop         chan struct{}
-	once         sync.Once
-	count        atomic.Int64 // votes refused
+	// the replica has a configuration and its last index reaches held, the last index the deleted replica held
+	// (0 when unknown).
+	dropped       atomic.Bool
+	held          atomic.Uint64
+	onConfigured  func()
+	log           *slog.Logger
+	stop          chan struct{}
+	once          sync.Once
+	count         atomic.Int64 // votes refused
+	campaignsHeld atomic.Int64 // elections not started
 }
 
 func newVoteGuard(t raftTransport, log *slog.Logger) *voteGuard {
@@ -80,14 +90,14 @@ func (g *voteGuard) run() {
 	}
 }
 
-// refuse answers a vote or pre-vote request itself, not granted, when the local replica has no configuration
-// and this node dropped a replica of the group before.
+// refuse answers a vote or pre-vote request itself, not granted, while the local replica has not caught up
+// with the replica this node dropped.
 func (g *voteGuard) refuse(rpc raft.RPC) bool {
 	if !g.dropped.Load() {
 		return false
 	}
 	// Until raft is stored (it consumes RPCs from inside NewRaft) the configuration is unknown: refuse.
-	if r := g.raft.Load(); r != nil && len(r.GetConfiguration().Configuration().Servers) > 0 {
+	if r := g.raft.Load(); r != nil && g.caughtUp(r) && len(r.GetConfiguration().Configuration().Servers) > 0 {
 		// Inline (one fsync, once per replica): cleared later, it could delete the marker of a next drop.
 		if g.dropped.CompareAndSwap(true, false) && g.onConfigured != nil {
 			g.onConfigured()
@@ -104,7 +114,26 @@ func (g *voteGuard) refuse(rpc raft.RPC) bool {
 		return false
 	}
 	if g.count.Add(1) == 1 {
-		g.log.Info("refusing votes until this replica learns its group's configuration")
+		g.log.Info("refusing votes until this replica catches up with the one this node dropped", "held", g.held.Load())
 	}
 	return true
+}
+
+// caughtUp reports whether r's log reaches the last index the dropped replica held.
+func (g *voteGuard) caughtUp(r *raft.Raft) bool { return r.LastIndex() >= g.held.Load() }
+
+// mayCampaign is raft's Config.MayCampaign: a replica that has not caught up with the one this node dropped
+// stays a follower. raft asks it from its own loop, so it reads no configuration (that would wait on the loop).
+func (g *voteGuard) mayCampaign() bool {
+	if !g.dropped.Load() {
+		return true
+	}
+	r := g.raft.Load()
+	if r != nil && g.caughtUp(r) {
+		return true
+	}
+	if g.held.Load() > 0 && g.campaignsHeld.Add(1) == 1 {
+		g.log.Info("not campaigning until this replica catches up with the one this node dropped", "held", g.held.Load())
+	}
+	return false
 }

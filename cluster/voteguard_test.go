@@ -35,6 +35,7 @@ func newGuardedRaft(t *testing.T, id string, dropped bool) *guardedRaft {
 	c.LocalID = g.id
 	c.Logger = hclogFor(slog.New(slog.DiscardHandler), "test")
 	c.HeartbeatTimeout, c.ElectionTimeout, c.LeaderLeaseTimeout = 200*time.Millisecond, 200*time.Millisecond, 100*time.Millisecond
+	c.MayCampaign = g.guard.mayCampaign
 	store := raft.NewInmemStore()
 	if g.r, err = raft.NewRaft(c, nopFSM{}, store, store, raft.NewInmemSnapshotStore(), g.guard); err != nil {
 		t.Fatal(err)
@@ -44,14 +45,21 @@ func newGuardedRaft(t *testing.T, id string, dropped bool) *guardedRaft {
 	return g
 }
 
-// askVote asks g for a vote over TCP as a candidate whose log is ahead of any empty replica's.
-func askVote(t *testing.T, g *guardedRaft) *raft.RequestVoteResponse {
+// newClientTransport is a TCP transport to send raft RPCs from, closed when the test ends.
+func newClientTransport(t *testing.T) *raft.NetworkTransport {
 	t.Helper()
 	client, err := raft.NewTCPTransport("127.0.0.1:0", nil, 2, time.Second, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer client.Close()
+	t.Cleanup(func() { client.Close() })
+	return client
+}
+
+// askVote asks g for a vote over TCP as a candidate whose log is ahead of any empty replica's.
+func askVote(t *testing.T, g *guardedRaft) *raft.RequestVoteResponse {
+	t.Helper()
+	client := newClientTransport(t)
 	req := &raft.RequestVoteRequest{RPCHeader: raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax,
 		ID: []byte("stale"), Addr: []byte(client.LocalAddr())}, Term: 9, LastLogIndex: 5, LastLogTerm: 3}
 	var resp raft.RequestVoteResponse
@@ -59,6 +67,16 @@ func askVote(t *testing.T, g *guardedRaft) *raft.RequestVoteResponse {
 		t.Fatal(err)
 	}
 	return &resp
+}
+
+// askTimeoutNow sends g a leader's TimeoutNow over TCP and returns the error it answers.
+func askTimeoutNow(t *testing.T, g *guardedRaft) error {
+	t.Helper()
+	client := newClientTransport(t)
+	req := &raft.TimeoutNowRequest{RPCHeader: raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax,
+		ID: []byte("leader"), Addr: []byte(client.LocalAddr())}}
+	var resp raft.TimeoutNowResponse
+	return client.TimeoutNow(g.id, g.tr.LocalAddr(), req, &resp)
 }
 
 // An empty replica on a node that dropped a replica of the group before grants no vote through the guard, over
@@ -117,5 +135,65 @@ func TestInitialVoterThatMissedBootstrapLetsSurvivorsElect(t *testing.T) {
 			t.Fatal("the missed voter never learned the configuration")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A replica recreated where one was dropped may hold a configuration that names it a voter — a leader's snapshot
+// older than its predecessor's removal — long before its log reaches what its predecessor held. Until then it
+// neither campaigns nor votes (here the configuration makes it the only voter, so without the hold it would
+// elect itself at once); once its log reaches that index, raft decides alone and the marker is cleared.
+func TestDroppedReplicaWaitsForItsPredecessorsIndex(t *testing.T) {
+	g := newGuardedRaft(t, "n1", true)
+	g.guard.held.Store(50)
+	cleared := make(chan struct{}, 1)
+	g.guard.onConfigured = func() { cleared <- struct{}{} }
+	boot := raft.Configuration{Servers: []raft.Server{{ID: "n1", Address: g.tr.LocalAddr()}}}
+	if err := g.r.BootstrapCluster(boot).Error(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for g.guard.campaignsHeld.Load() < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("raft never asked whether the replica may campaign (state %v)", g.r.State())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st := g.r.State(); st != raft.Follower {
+		t.Fatalf("a replica short of its predecessor's index is %v, want a follower", st)
+	}
+	if resp := askVote(t, g); resp.Granted {
+		t.Fatal("a replica short of its predecessor's index granted a vote")
+	}
+	if err := askTimeoutNow(t, g); err == nil {
+		t.Fatal("a replica short of its predecessor's index obeyed a TimeoutNow")
+	}
+
+	g.guard.held.Store(g.r.LastIndex()) // the log reaches what the predecessor held
+	for g.r.State() != raft.Leader {
+		if time.Now().After(deadline) {
+			t.Fatalf("a caught-up replica did not elect itself: %v", g.r.State())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	refused := g.guard.count.Load()
+	askVote(t, g) // raft answers it now, and the guard clears the marker on the way
+	if g.guard.count.Load() != refused {
+		t.Fatal("the guard refused a vote after the replica caught up")
+	}
+	select {
+	case <-cleared:
+	default:
+		t.Fatal("the dropped marker was not cleared once the replica caught up")
+	}
+}
+
+// The marker records the predecessor's last index; an older node's one-byte marker reads as unknown (0), which
+// holds votes back only until the replica has a configuration, as that node did.
+func TestDroppedMarkerRecordsTheHeldIndex(t *testing.T) {
+	if got := droppedHeld(droppedValue(33483)); got != 33483 {
+		t.Fatalf("held %d, want 33483", got)
+	}
+	if got := droppedHeld([]byte{droppedV1}); got != 0 {
+		t.Fatalf("a one-byte marker reads as held %d, want 0", got)
 	}
 }

@@ -49,8 +49,11 @@ func TestVersionNamesVersionCommitAndFormats(t *testing.T) {
 	if f := got["vector_checkpoint"]; f.Writes != "2" || f.Reads != "1-2" {
 		t.Errorf("vector_checkpoint: %+v", f)
 	}
-	if len(got) != 10 || got["backup_file"].Writes != "1" || got["export"].Writes != "1" {
-		t.Errorf("%d formats, want 10 with backup_file, export and vector_checkpoint: %+v", len(got), in.Formats)
+	if f := got["dropped_marker"]; f.Writes != "2" || f.Reads != "1-2" {
+		t.Errorf("dropped_marker: %+v", f)
+	}
+	if len(got) != 11 || got["backup_file"].Writes != "1" || got["export"].Writes != "1" {
+		t.Errorf("%d formats, want 11 with backup_file, export, vector_checkpoint and dropped_marker: %+v", len(got), in.Formats)
 	}
 
 	// Unset at link time, the version is "dev".

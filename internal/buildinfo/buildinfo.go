@@ -74,6 +74,8 @@ func Formats() []Format {
 		{Name: "vector_checkpoint", Writes: fmt.Sprint(formats.VectorCheckpoint),
 			Reads: fmt.Sprintf("%d-%d", formats.VectorCheckpointOldest, formats.VectorCheckpoint)},
 		one("export", formats.Export),
+		{Name: "dropped_marker", Writes: fmt.Sprint(formats.DroppedMarker),
+			Reads: fmt.Sprintf("%d-%d", formats.DroppedMarkerOldest, formats.DroppedMarker)},
 	}
 }
 

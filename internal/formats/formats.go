@@ -28,6 +28,10 @@ const (
 	// records are read.
 	VectorCheckpoint       = 2
 	VectorCheckpointOldest = 1
+	// DroppedMarker is the value a node stores for a shard replica it deleted (cluster/dropped.go): 2 holds the
+	// last index the replica held; 1, one byte, does not, and reads as an unknown index.
+	DroppedMarker       = 2
+	DroppedMarkerOldest = 1
 	// FulltextMapping is the bleve index mapping (fulltext/mapping.go); an index of another version is rebuilt.
 	FulltextMapping = "3"
 )

@@ -253,6 +253,12 @@ type Config struct {
 	// interface. Otherwise, Raft will fail to start and return ErrIncompatibleLogStore.
 	RestoreCommittedLogs bool
 
+	// memcluster fork: MayCampaign, when set, is asked before this server becomes a candidate (on a heartbeat
+	// timeout or a leader's TimeoutNow); false keeps it a follower. memcluster holds back a replica recreated
+	// on a node that deleted one of the group before, until its log reaches what its predecessor held: a
+	// leader's snapshot older than its predecessor's removal can name it a voter.
+	MayCampaign func() bool
+
 	// skipStartup allows NewRaft() to bypass all background work goroutines
 	skipStartup bool
 }

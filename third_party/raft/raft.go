@@ -240,7 +240,12 @@ func (r *Raft) runFollower() {
 				}
 			} else {
 				metrics.IncrCounter([]string{"raft", "transition", "heartbeat_timeout"}, 1)
-				if hasVote(r.configurations.latest, r.localID) {
+				if hasVote(r.configurations.latest, r.localID) && !r.mayCampaign() {
+					if !didWarn {
+						r.logger.Warn("heartbeat timeout reached, but this server may not campaign yet")
+						didWarn = true
+					}
+				} else if hasVote(r.configurations.latest, r.localID) {
 					r.logger.Warn("heartbeat timeout reached, starting election", "last-leader-addr", lastLeaderAddr, "last-leader-id", lastLeaderID)
 					r.setState(Candidate)
 					return
@@ -2271,10 +2276,20 @@ func (r *Raft) initiateLeadershipTransfer(id *ServerID, address *ServerAddress) 
 
 // timeoutNow is what happens when a server receives a TimeoutNowRequest.
 func (r *Raft) timeoutNow(rpc RPC, req *TimeoutNowRequest) {
+	if !r.mayCampaign() {
+		rpc.Respond(nil, fmt.Errorf("this server may not campaign yet"))
+		return
+	}
 	r.setLeader("", "")
 	r.setState(Candidate)
 	r.candidateFromLeadershipTransfer.Store(true)
 	rpc.Respond(&TimeoutNowResponse{}, nil)
+}
+
+// mayCampaign asks Config.MayCampaign (memcluster fork) whether this server may become a candidate.
+func (r *Raft) mayCampaign() bool {
+	mc := r.config().MayCampaign
+	return mc == nil || mc()
 }
 
 // setLatestConfiguration stores the latest configuration and updates a copy of it.
