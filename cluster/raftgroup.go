@@ -109,6 +109,8 @@ func (n *Node) openRaft(group uint32, fsm raft.FSM, restoreOnStart bool, notify 
 	guard := newVoteGuard(wait, n.log.With("group", name))
 	if group != MetaGroup {
 		if dropped, held := n.droppedMark(group); dropped {
+			n.log.Info("replica placed again where one was dropped: no votes or elections until its log reaches what that one held",
+				"shard", group, "held", held)
 			guard.dropped.Store(true)
 			guard.held.Store(held)
 			guard.onConfigured = func() { n.clearDropped(group) }
