@@ -27,12 +27,16 @@ const (
 func droppedKey(group uint32) string { return fmt.Sprintf("dropped/%d", group) }
 
 // markDropped durably records that this node is about to delete its replica of group, and the last index the
-// replica held. It runs after the replica stopped and before the data is deleted, so a crash in between leaves
-// the marker.
+// replicas it deleted held. It runs after the replica stopped and before the data is deleted, so a crash in
+// between leaves the marker. The index never goes down: a replica dropped again before it caught up (or a drop
+// repeated after a crash, over stores already emptied) holds less than the predecessor it stands for.
 func (n *Node) markDropped(group uint32) error {
 	held, err := n.heldIndex(group)
 	if err != nil {
 		return fmt.Errorf("mark replica of shard %d dropped: %w", group, err)
+	}
+	if dropped, before := n.droppedMark(group); dropped {
+		held = max(held, before)
 	}
 	if err := n.db.SetNode(droppedKey(group), droppedValue(held)); err != nil {
 		return fmt.Errorf("mark replica of shard %d dropped: %w", group, err)
@@ -70,7 +74,8 @@ func (n *Node) heldIndex(group uint32) (uint64, error) {
 
 // droppedMark reports whether this node deleted a replica of group before and no replica here has caught up
 // with it since, and the last index that replica held (0: unknown, a marker of an older node). A read error
-// counts as dropped: the guard fails closed.
+// counts as dropped with an unknown index: the guard then holds votes back only until the replica has a
+// configuration, as before markers recorded the index.
 func (n *Node) droppedMark(group uint32) (dropped bool, held uint64) {
 	v, err := n.db.GetNode(droppedKey(group))
 	switch {

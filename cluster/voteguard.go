@@ -23,8 +23,10 @@ import (
 // A configuration alone is not enough: the leader may send the new replica a snapshot older than its
 // predecessor's removal, whose configuration names this node a voter. Such a replica won an election with its
 // own vote and that of a voter removed while dead (the chaos campaign again: 2,100 committed entries cut from
-// two replicas). Once its log reaches the last index its predecessor held, the replica holds what its
-// predecessor acknowledged, as if it had never lost it, and raft decides alone.
+// two replicas). Once its log reaches the last index its predecessor held, the replica holds entries up to every
+// index its predecessor acknowledged, and raft decides alone. That is weaker than having kept the predecessor's
+// state: the new replica starts at term 0 and compares indexes, not (term, index), so a deposed leader that
+// still counts this node could fill its log; raft ids per replica incarnation would close that (not built).
 //
 // An empty replica that never held the group here acknowledged nothing, so no commit counted on it and its
 // vote cannot elect a candidate lacking a committed entry (every commit quorum is made of other voters, and a

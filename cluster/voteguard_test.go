@@ -3,10 +3,15 @@ package cluster
 import (
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/hashicorp/raft"
+
+	"github.com/memcluster/memcluster/raftstore"
+	"github.com/memcluster/memcluster/storage"
 )
 
 type nopFSM struct{}
@@ -164,8 +169,8 @@ func TestDroppedReplicaWaitsForItsPredecessorsIndex(t *testing.T) {
 	if resp := askVote(t, g); resp.Granted {
 		t.Fatal("a replica short of its predecessor's index granted a vote")
 	}
-	if err := askTimeoutNow(t, g); err == nil {
-		t.Fatal("a replica short of its predecessor's index obeyed a TimeoutNow")
+	if err := askTimeoutNow(t, g); err == nil || !strings.Contains(err.Error(), "may not campaign") {
+		t.Fatalf("a replica short of its predecessor's index answered a TimeoutNow with %v", err)
 	}
 
 	g.guard.held.Store(g.r.LastIndex()) // the log reaches what the predecessor held
@@ -195,5 +200,50 @@ func TestDroppedMarkerRecordsTheHeldIndex(t *testing.T) {
 	}
 	if got := droppedHeld([]byte{droppedV1}); got != 0 {
 		t.Fatalf("a one-byte marker reads as held %d, want 0", got)
+	}
+}
+
+// A drop records the last index the replica held, and a second drop — a replica dropped again before it caught
+// up, or a drop repeated after a crash over stores already emptied — never lowers it.
+func TestMarkDroppedKeepsTheHighestIndex(t *testing.T) {
+	db, err := storage.Open("db", storage.Options{FS: vfs.NewMem(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	n := &Node{db: db, cfg: Config{DataDir: t.TempDir()}, log: slog.New(slog.DiscardHandler)}
+	const group = 7
+	store, err := raftstore.New(db.Pebble(), storage.RaftPrefix(group), raftstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs []*raft.Log
+	for i := uint64(1); i <= 40; i++ {
+		logs = append(logs, &raft.Log{Index: i, Term: 1, Type: raft.LogNoop})
+	}
+	if err := store.StoreLogs(logs); err != nil {
+		t.Fatal(err)
+	}
+	if dropped, _ := n.droppedMark(group); dropped {
+		t.Fatal("a group never dropped reads as dropped")
+	}
+	if err := n.markDropped(group); err != nil {
+		t.Fatal(err)
+	}
+	if dropped, held := n.droppedMark(group); !dropped || held != 40 {
+		t.Fatalf("after the drop: dropped %v, held %d; want true, 40", dropped, held)
+	}
+	if err := db.DropShard(group); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.markDropped(group); err != nil {
+		t.Fatal(err)
+	}
+	if dropped, held := n.droppedMark(group); !dropped || held != 40 {
+		t.Fatalf("after a second drop over emptied stores: dropped %v, held %d; want true, 40", dropped, held)
+	}
+	n.clearDropped(group)
+	if dropped, _ := n.droppedMark(group); dropped {
+		t.Fatal("the marker survived its clearing")
 	}
 }
