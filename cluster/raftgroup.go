@@ -17,6 +17,7 @@ type raftGroup struct {
 	trans    raftTransport
 	wait     *peerWaitTransport
 	hasState bool
+	guard    *voteGuard
 }
 
 // shutdownRaft stops a group's raft, first ending the RPCs that wait for a peer (raft's Shutdown waits for them).
@@ -127,7 +128,7 @@ func (n *Node) openRaft(group uint32, fsm raft.FSM, restoreOnStart bool, notify 
 	if ct, ok := trans.(*coalescingTransport); ok {
 		ct.raft.Store(r)
 	}
-	return &raftGroup{raft: r, trans: trans, wait: wait, hasState: has}, nil
+	return &raftGroup{raft: r, trans: trans, wait: wait, hasState: has, guard: guard}, nil
 }
 
 // bootstrap forms a group with the given voters; every voter calls it with the same list.

@@ -118,6 +118,10 @@ func (n *Node) start(shard uint32, voters []string, addrs map[string]string, beh
 	}
 	r.wg.Add(1)
 	go r.watchLeadership()
+	if g.guard.dropped.Load() && g.guard.held.Load() > 0 {
+		r.wg.Add(1)
+		go n.advancePastDropped(r, g.guard)
+	}
 	n.mu.Lock()
 	n.replicas[shard] = r
 	n.mu.Unlock()

@@ -27,6 +27,7 @@ import (
 // index its predecessor acknowledged, and raft decides alone. That is weaker than having kept the predecessor's
 // state: the new replica starts at term 0 and compares indexes, not (term, index), so a deposed leader that
 // still counts this node could fill its log; raft ids per replica incarnation would close that (not built).
+// A shard idle short of that index gets there through entries the replica's node proposes (advance.go).
 //
 // An empty replica that never held the group here acknowledged nothing, so no commit counted on it and its
 // vote cannot elect a candidate lacking a committed entry (every commit quorum is made of other voters, and a
