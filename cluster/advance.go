@@ -21,6 +21,10 @@ const (
 	advanceEvery = time.Second
 	// advanceBatch bounds the entries proposed after one check.
 	advanceBatch = 64
+	// advanceMaxGap is the most a replica proposes its way across. A discarded tail is at most what a leader
+	// had in flight (hundreds of entries); a larger gap means something else is wrong, and the replica waits
+	// for writes instead of filling the log with empty entries.
+	advanceMaxGap = 100_000
 )
 
 // noopEntry is a shard command every build applies and that changes nothing: no request result was made
@@ -65,6 +69,10 @@ func (n *Node) advancePastDropped(r *Replica, g *voteGuard) {
 		}
 		if addr, _ := r.raft.LeaderWithID(); addr == "" {
 			continue
+		}
+		if held-now > advanceMaxGap {
+			r.log.Warn("shard idle far short of what the dropped replica held: waiting for writes", "last", now, "held", held)
+			return
 		}
 		if !said {
 			r.log.Info("shard idle short of what the dropped replica held: proposing empty entries", "last", now, "held", held)
