@@ -13,7 +13,9 @@ import (
 // replica passive for good: a voter then that cannot vote, so one failure more could leave the shard without a
 // leader and without a way to repair itself. advancePastDropped closes that: while the replica is caught up with
 // its leader but short of the index, its node proposes entries that change nothing — a prune of request
-// results made before 1970 — through the shard's leader, until the log gets there.
+// results made before 1970 — through the shard's leader, until the log gets there. Caught up means the replica
+// holds and applied the highest commit index a leader sent it, and its log stayed put for two checks: a replica
+// still waiting for its snapshot or its first entries is behind that commit index and proposes nothing.
 
 const (
 	// advanceEvery is how often the replica checks its log; it proposes only after two checks saw the log
@@ -60,7 +62,7 @@ func (n *Node) advancePastDropped(r *Replica, g *voteGuard) {
 		if !g.dropped.Load() || now >= held {
 			return
 		}
-		if now != last || r.raft.AppliedIndex() < now {
+		if now != last || r.raft.AppliedIndex() < now || now < g.leaderCommit.Load() {
 			last, idle = now, 0
 			continue
 		}

@@ -44,6 +44,7 @@ type voteGuard struct {
 	// (0 when unknown).
 	dropped       atomic.Bool
 	held          atomic.Uint64
+	leaderCommit  atomic.Uint64 // the highest commit index a leader sent while dropped
 	onConfigured  func()
 	log           *slog.Logger
 	stop          chan struct{}
@@ -99,6 +100,9 @@ func (g *voteGuard) refuse(rpc raft.RPC) bool {
 	if !g.dropped.Load() {
 		return false
 	}
+	if req, ok := rpc.Command.(*raft.AppendEntriesRequest); ok {
+		g.sawLeaderCommit(req.LeaderCommitIndex)
+	}
 	// Until raft is stored (it consumes RPCs from inside NewRaft) the configuration is unknown: refuse.
 	if r := g.raft.Load(); r != nil && g.caughtUp(r) && len(r.GetConfiguration().Configuration().Servers) > 0 {
 		// Inline (one fsync, once per replica): cleared later, it could delete the marker of a next drop.
@@ -120,6 +124,17 @@ func (g *voteGuard) refuse(rpc raft.RPC) bool {
 		g.log.Info("refusing votes until this replica catches up with the one this node dropped", "held", g.held.Load())
 	}
 	return true
+}
+
+// sawLeaderCommit records the highest commit index a leader sent while the replica is guarded (advance.go
+// proposes only once the replica holds it).
+func (g *voteGuard) sawLeaderCommit(c uint64) {
+	for {
+		seen := g.leaderCommit.Load()
+		if c <= seen || g.leaderCommit.CompareAndSwap(seen, c) {
+			return
+		}
+	}
 }
 
 // caughtUp reports whether r's log reaches the last index the dropped replica held.
