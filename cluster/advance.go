@@ -69,7 +69,7 @@ func (n *Node) advancePastDropped(r *Replica, g *voteGuard) {
 		if idle++; idle < 2 {
 			continue
 		}
-		if addr, _ := r.raft.LeaderWithID(); addr == "" {
+		if r.Leader() == "" {
 			continue
 		}
 		if held-now > advanceMaxGap {

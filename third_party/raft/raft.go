@@ -240,12 +240,14 @@ func (r *Raft) runFollower() {
 				}
 			} else {
 				metrics.IncrCounter([]string{"raft", "transition", "heartbeat_timeout"}, 1)
-				if hasVote(r.configurations.latest, r.localID) && !r.mayCampaign() {
-					if !didWarn {
-						r.logger.Warn("heartbeat timeout reached, but this server may not campaign yet")
-						didWarn = true
+				if hasVote(r.configurations.latest, r.localID) {
+					if !r.mayCampaign() {
+						if !didWarn {
+							r.logger.Warn("heartbeat timeout reached, but this server may not campaign yet")
+							didWarn = true
+						}
+						continue
 					}
-				} else if hasVote(r.configurations.latest, r.localID) {
 					r.logger.Warn("heartbeat timeout reached, starting election", "last-leader-addr", lastLeaderAddr, "last-leader-id", lastLeaderID)
 					r.setState(Candidate)
 					return
