@@ -98,10 +98,25 @@ func (n *Node) backupPart(ctx context.Context, bw *backup.Writer, shard uint32, 
 	return nil
 }
 
-// backupFormats are the format versions a backup's parts depend on; a restore needs the same ones.
+// backupFormats are the format versions a backup's parts depend on; a restore needs the same ones, but for
+// records, which this build reads from formats.RecordOldest on (backupFormatReadable).
 func backupFormats() map[string]any {
 	return map[string]any{"keys": formats.Keys, "record": formats.Record, "snapshot": formats.Snapshot,
 		"segment": formats.Segment}
+}
+
+// backupFormatReadable reports whether a backup whose part k has format version got can be restored by a build
+// whose version of it is want.
+func backupFormatReadable(k string, got, want any) bool {
+	if k == "record" {
+		for v := formats.RecordOldest; v <= formats.Record; v++ {
+			if fmt.Sprint(got) == fmt.Sprint(v) {
+				return true
+			}
+		}
+		return false
+	}
+	return fmt.Sprint(got) == fmt.Sprint(want)
 }
 
 func backupCold(ctx context.Context, bw *backup.Writer, o BackupOptions) error {

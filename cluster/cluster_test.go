@@ -20,6 +20,12 @@ import (
 func TestClusterFormsAndServesWritesFromEveryNode(t *testing.T) {
 	c := makeCluster(t, 3, testConfig())
 	c.waitHealthy(c.nodes[0], 40*time.Second, "a healthy cluster")
+	// Every member reads half-precision records, so each node's proposals write them (records.go).
+	for _, tn := range c.nodes {
+		waitFor(t, 20*time.Second, tn.ID()+" to write half records", func() bool {
+			return tn.RecordFormat() == storage.RecordHalf
+		})
+	}
 
 	// Every node takes writes at once (a node still applying the cluster's formation waits, it does not fail); each write lands on its shard's leader wherever that is.
 	type written struct{ user, id string }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/hashicorp/memberlist"
+
+	"github.com/memcluster/memcluster/storage"
 )
 
 // gossipMeta is what a node tells its peers about itself through memberlist.
@@ -15,6 +17,7 @@ type gossipMeta struct {
 	RaftAddr string `json:"raft"`
 	HTTPAddr string `json:"http"`
 	Zone     string `json:"zone,omitempty"`
+	Records  int    `json:"rec,omitempty"` // NodeInfo.Records
 }
 
 type gossipDelegate struct {
@@ -47,7 +50,8 @@ func (n *Node) startGossip() error {
 	if n.cfg.BindHost != "" {
 		bind = n.cfg.BindHost
 	}
-	meta, _ := json.Marshal(gossipMeta{V: 1, RaftAddr: n.cfg.RaftAddr, HTTPAddr: n.cfg.HTTPAddr, Zone: n.cfg.Zone})
+	meta, _ := json.Marshal(gossipMeta{V: 1, RaftAddr: n.cfg.RaftAddr, HTTPAddr: n.cfg.HTTPAddr, Zone: n.cfg.Zone,
+		Records: int(storage.RecordHalf)})
 	d := &gossipDelegate{meta: meta, notify: n.kick}
 	mc := memberlist.DefaultLANConfig()
 	if n.cfg.GossipProfile == "local" {
@@ -102,7 +106,8 @@ func (n *Node) liveMembers() map[string]NodeInfo {
 		if json.Unmarshal(m.Meta, &gm) != nil || gm.V != 1 {
 			continue
 		}
-		out[m.Name] = NodeInfo{ID: m.Name, RaftAddr: gm.RaftAddr, HTTPAddr: gm.HTTPAddr, GossipAddr: m.Address(), Zone: gm.Zone}
+		out[m.Name] = NodeInfo{ID: m.Name, RaftAddr: gm.RaftAddr, HTTPAddr: gm.HTTPAddr, GossipAddr: m.Address(), Zone: gm.Zone,
+			Records: gm.Records}
 	}
 	return out
 }

@@ -21,6 +21,9 @@ type NodeInfo struct {
 	GossipAddr string `json:"gossip_addr"`
 	HTTPAddr   string `json:"http_addr"`
 	Zone       string `json:"zone,omitempty"` // failure domain (--zone)
+	// Records is the newest memory record format the node's build reads (storage.RecordFormat); absent (0): a
+	// build that reads only the first. Proposers write the newest format every member reads (records.go).
+	Records int `json:"records,omitempty"`
 }
 
 // Operator states of a member, kept in MetaState.States (no entry: active).

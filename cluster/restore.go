@@ -165,7 +165,7 @@ func (n *Node) checkTarget(ctx context.Context, sp *spooled, o RestoreOptions) (
 			ErrRefused, len(sp.cold)+len(sp.coldRefs))
 	}
 	for k, v := range backupFormats() {
-		if fmt.Sprint(m.Formats[k]) != fmt.Sprint(v) {
+		if !backupFormatReadable(k, m.Formats[k], v) {
 			return nil, fmt.Errorf("%w: the backup's %s format is version %v, this build's %v", ErrRefused, k, m.Formats[k], v)
 		}
 	}

@@ -233,11 +233,17 @@ var idSource = memory.NewIDSource()
 
 func putCmd(t *testing.T, user, text string) ([]byte, string) {
 	t.Helper()
+	return putCmdAs(t, storage.RecordF32, user, text)
+}
+
+// putCmdAs is putCmd with its record in format f.
+func putCmdAs(t *testing.T, f storage.RecordFormat, user, text string) ([]byte, string) {
+	t.Helper()
 	now := time.Now().UTC()
 	id := idSource.New(now)
 	vec := make([]float32, testDim)
 	vec[len(text)%testDim] = 1
-	b, err := storage.EncodePut([]memory.Memory{{ID: id, UserID: user, Type: memory.Episodic, Text: text,
+	b, err := storage.Encoder{Records: f}.Put([]memory.Memory{{ID: id, UserID: user, Type: memory.Episodic, Text: text,
 		OccurredAt: now, CreatedAt: now, Embedding: vec, EmbedModel: "test-model", Importance: 0.5}})
 	if err != nil {
 		t.Fatal(err)
@@ -245,9 +251,9 @@ func putCmd(t *testing.T, user, text string) ([]byte, string) {
 	return b, id
 }
 
-// put writes one memory through node tn, which routes it to the shard leader.
+// put writes one memory through node tn, which routes it to the shard leader, in the record format tn writes.
 func (c *testCluster) put(tn *testNode, user, text string) (string, error) {
-	cmd, id := putCmd(c.t, user, text)
+	cmd, id := putCmdAs(c.t, tn.RecordFormat(), user, text)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	shard, err := tn.ShardFor(ctx, user)

@@ -89,7 +89,7 @@ func (s *Server) store(w http.ResponseWriter, r *http.Request, ms []memory.Memor
 		ms[i].ID = s.ids.New(ms[i].CreatedAt)
 		ms[i].Embedding, ms[i].EmbedModel = vecs[i], s.emb.Fingerprint()
 	}
-	if _, ok := s.commit(w, r, shard)(storage.EncodePut(ms)); !ok {
+	if _, ok := s.commit(w, r, shard)(storage.Encoder{Records: s.c.RecordFormat()}.Put(ms)); !ok {
 		return nil, false
 	}
 	for i := range ms {

@@ -127,9 +127,10 @@ func (s *Server) transactCtx(ctx context.Context, user string, decide func(ctx c
 		if err := s.embedAll(ctx, t.puts); err != nil {
 			return fmt.Errorf("%w: %v", errEmbedding, err)
 		}
-		encode := storage.EncodeUserTxn
+		enc := storage.Encoder{Records: s.c.RecordFormat()}
+		encode := enc.UserTxn
 		if t.replace {
-			encode = storage.EncodeUpdate
+			encode = enc.Update
 		}
 		cmd, err := encode(storage.UserTxnPayload{UserID: user, ExpectRev: t.rev, Puts: t.puts, Side: t.side,
 			Deletes: t.deletes})

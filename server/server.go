@@ -29,6 +29,8 @@ import (
 type Cluster interface {
 	ShardFor(ctx context.Context, user string) (uint32, error)
 	Propose(ctx context.Context, shard uint32, cmd []byte) (storage.ApplyResult, error)
+	// RecordFormat is the memory record format the commands proposed write: the newest every member reads.
+	RecordFormat() storage.RecordFormat
 	Search(ctx context.Context, shard uint32, q retrieval.Query, stale bool) ([]retrieval.Result, error)
 	// SearchAll fans a query across users out to every shard, each under its own deadline, naming the shards
 	// that did not answer.

@@ -87,12 +87,21 @@ type DeleteUserPayload struct {
 	RequestID string `json:"request_id,omitempty"`
 }
 
-// EncodePut encodes a put of one or more memories.
-func EncodePut(ms []memory.Memory) ([]byte, error) {
+// Encoder encodes the commands that carry memory records with the records in its format. The zero Encoder writes
+// RecordF32, which every build reads; a proposer writes RecordHalf once its cluster reads it.
+type Encoder struct {
+	Records RecordFormat
+}
+
+// EncodePut encodes a put of one or more memories in RecordF32.
+func EncodePut(ms []memory.Memory) ([]byte, error) { return Encoder{}.Put(ms) }
+
+// Put encodes a put of one or more memories.
+func (e Encoder) Put(ms []memory.Memory) ([]byte, error) {
 	buf := []byte{commandVersion, byte(CmdPut)}
 	buf = binary.AppendUvarint(buf, uint64(len(ms)))
 	for i := range ms {
-		rec, err := EncodeMemory(&ms[i])
+		rec, err := EncodeMemoryAs(&ms[i], e.Records)
 		if err != nil {
 			return nil, err
 		}

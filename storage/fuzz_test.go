@@ -32,7 +32,8 @@ func FuzzDecodeCommand(f *testing.F) {
 	se, _ := EncodeSetEmbeddings(SetEmbeddingsPayload{Items: []EmbeddingUpdate{{UserID: "u", ID: "a", Model: "m", Vector: []float32{1}}}})
 	pr, _ := EncodePrune(PrunePayload{BeforeMS: 1700000000000, Max: 100})
 	up, _ := EncodeUpdate(UserTxnPayload{UserID: m.UserID, ExpectRev: 1, Puts: []memory.Memory{m}})
-	for _, s := range [][]byte{put, del, du, se, pr, up, {}, {1}, {1, 9}, {2, 1}} {
+	half, _ := Encoder{Records: RecordHalf}.Put([]memory.Memory{m})
+	for _, s := range [][]byte{put, del, du, se, pr, up, half, {}, {1}, {1, 9}, {2, 1}} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -55,15 +56,18 @@ func FuzzDecodeCommand(f *testing.F) {
 func FuzzDecodeMemory(f *testing.F) {
 	m := seedMemory()
 	rec, _ := EncodeMemory(&m)
+	half, _ := EncodeMemoryAs(&m, RecordHalf)
 	f.Add(rec)
+	f.Add(half)
 	f.Add([]byte{1, 2, '{', '}', 0})
+	f.Add([]byte{2, 2, '{', '}', 1, 0, 0, 0x80, 0x3f, 0, 0x3c})
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := DecodeMemory(b)
 		if err != nil {
 			return
 		}
-		again, err := EncodeMemory(&m)
+		again, err := EncodeMemoryAs(&m, RecordFormat(b[0]))
 		if err != nil {
 			t.Fatal(err)
 		}

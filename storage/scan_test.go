@@ -84,7 +84,7 @@ func TestScanShardStopsAndNamesABadRecord(t *testing.T) {
 	ids := sequentialIDs(t, db)
 	bad := ids[700] // u1/M…: a record in the third batch
 	user, id, _ := strings.Cut(bad, "/")
-	if err := db.db.Set(MemoryKey(4, user, id), []byte{recordVersion, 0xff}, nil); err != nil {
+	if err := db.db.Set(MemoryKey(4, user, id), []byte{byte(RecordF32), 0xff}, nil); err != nil {
 		t.Fatal(err)
 	}
 	seen = 0

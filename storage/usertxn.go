@@ -51,15 +51,19 @@ type UserTxnPayload struct {
 	Puts []memory.Memory `json:"-"`
 }
 
-// EncodeUserTxn encodes a user transaction: uvarint header length, JSON header, then the puts as in CmdPut.
-func EncodeUserTxn(p UserTxnPayload) ([]byte, error) { return encodeUserTxn(CmdUserTxn, p) }
+// EncodeUserTxn encodes a user transaction: uvarint header length, JSON header, then the puts as in CmdPut
+// (records in RecordF32).
+func EncodeUserTxn(p UserTxnPayload) ([]byte, error) { return Encoder{}.UserTxn(p) }
 
-func encodeUserTxn(t CommandType, p UserTxnPayload) ([]byte, error) {
+// UserTxn encodes a user transaction.
+func (e Encoder) UserTxn(p UserTxnPayload) ([]byte, error) { return e.userTxn(CmdUserTxn, p) }
+
+func (e Encoder) userTxn(t CommandType, p UserTxnPayload) ([]byte, error) {
 	hdr, err := json.Marshal(p)
 	if err != nil {
 		return nil, fmt.Errorf("encode user txn: %w", err)
 	}
-	puts, err := EncodePut(p.Puts)
+	puts, err := e.Put(p.Puts)
 	if err != nil {
 		return nil, err
 	}

@@ -148,3 +148,19 @@ func dotBatchF16Generic(q []float32, rows []uint16, out []float32) {
 		out[i] = dotF16Generic(q, rows[i*dim:(i+1)*dim])
 	}
 }
+
+// EncodeHalf writes v into half (len(v) components) as the index stores a row, and returns the row's scale:
+// v[i] ≈ scale × half[i]. Records keep embeddings this way (storage), so the index rebuilds from them the very
+// rows it had: a row encoded from DecodeHalf's output is the same half row with the same scale.
+func EncodeHalf(half []uint16, v []float32) float32 { return encodeRow(half, nil, v) }
+
+// DecodeHalf writes scale × half[i] into dst (len(half) components), undoing EncodeHalf. It reports false,
+// writing nothing, when half and scale are not a row EncodeHalf could have written (a component above 1 in
+// magnitude or not finite, the scale negative or not finite).
+func DecodeHalf(dst []float32, half []uint16, scale float32) bool {
+	if !storedRow(nil, half, scale) {
+		return false
+	}
+	decodeRow(dst, half, scale)
+	return true
+}

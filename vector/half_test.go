@@ -182,3 +182,33 @@ func TestLoadHalfMatchesWhatRowsHalfGave(t *testing.T) {
 		t.Fatalf("load of 2 rows with 1 scale: %v", err)
 	}
 }
+
+// EncodeHalf of DecodeHalf's output is the same row: records that keep embeddings this way give the index back
+// the rows it had.
+func TestEncodeHalfOfDecodeHalfIsTheSameRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	for _, mag := range []float64{1e-30, 1e-3, 1, 1e6} {
+		for _, dim := range []int{1, 7, 256, 1536} {
+			v := make([]float32, dim)
+			for i := range v {
+				v[i] = float32(r.NormFloat64() * mag)
+			}
+			half := make([]uint16, dim)
+			scale := EncodeHalf(half, v)
+			dec := make([]float32, dim)
+			if !DecodeHalf(dec, half, scale) {
+				t.Fatalf("mag %g dim %d: DecodeHalf refused its own row", mag, dim)
+			}
+			again := make([]uint16, dim)
+			if s := EncodeHalf(again, dec); s != scale || !slices.Equal(again, half) {
+				t.Fatalf("mag %g dim %d: re-encoded row differs (scale %v, was %v)", mag, dim, s, scale)
+			}
+		}
+	}
+	if DecodeHalf(make([]float32, 1), []uint16{0x4000}, 1) { // 2.0: no row EncodeHalf writes
+		t.Error("DecodeHalf accepted a component above 1")
+	}
+	if DecodeHalf(make([]float32, 1), []uint16{0x3c00}, -1) {
+		t.Error("DecodeHalf accepted a negative scale")
+	}
+}

@@ -64,7 +64,8 @@ func Formats() []Format {
 	}
 	return []Format{
 		one("storage_keys", formats.Keys),
-		one("memory_record", formats.Record),
+		{Name: "memory_record", Writes: fmt.Sprint(formats.Record),
+			Reads: fmt.Sprintf("%d-%d", formats.RecordOldest, formats.Record)},
 		one("raft_command", formats.Command),
 		one("shard_snapshot", formats.Snapshot),
 		{Name: "meta_state", Writes: fmt.Sprint(formats.Meta), Reads: fmt.Sprintf("%d-%d", formats.MetaOldest, formats.Meta)},
