@@ -11,6 +11,7 @@ import (
 
 	"github.com/memcluster/memcluster/backup"
 	"github.com/memcluster/memcluster/internal/formats"
+	"github.com/memcluster/memcluster/storage"
 )
 
 // ColdSource is what a backup needs of the external cold segment store.
@@ -59,7 +60,7 @@ func (n *Node) Backup(ctx context.Context, w io.Writer, o BackupOptions) (backup
 
 func (n *Node) manifest(st MetaState, o BackupOptions) backup.Manifest {
 	m := backup.Manifest{Created: time.Now().UTC(), Node: n.cfg.NodeID, Buckets: st.Buckets, MapVersion: st.MapVersion,
-		Cold: backup.ColdNone, Formats: backupFormats()}
+		Cold: backup.ColdNone, Formats: backupFormats(st)}
 	for s, r := range st.Ranges {
 		m.Shards = append(m.Shards, backup.Shard{ID: uint32(s), Range: r})
 	}
@@ -99,9 +100,15 @@ func (n *Node) backupPart(ctx context.Context, bw *backup.Writer, shard uint32, 
 }
 
 // backupFormats are the format versions a backup's parts depend on; a restore needs the same ones, but for
-// records, which this build reads from formats.RecordOldest on (backupFormatReadable).
-func backupFormats() map[string]any {
-	return map[string]any{"keys": formats.Keys, "record": formats.Record, "snapshot": formats.Snapshot,
+// records, which this build reads from formats.RecordOldest on (backupFormatReadable). The records' is the newest
+// format the cluster of st writes (records.go): an older build can restore a backup its cluster took before the
+// upgrade was complete.
+func backupFormats(st MetaState) map[string]any {
+	records := formats.RecordOldest
+	if everyMemberReads(st, storage.RecordHalf) {
+		records = formats.Record
+	}
+	return map[string]any{"keys": formats.Keys, "record": records, "snapshot": formats.Snapshot,
 		"segment": formats.Segment}
 }
 

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/memcluster/memcluster/storage"
@@ -44,5 +45,25 @@ func TestRestoreReadsBackupsOfEitherRecordFormat(t *testing.T) {
 	}
 	if backupFormatReadable("keys", float64(2), 1) {
 		t.Error("keys format 2 restored by a build of format 1")
+	}
+	// Half records go only to a cluster whose every member reads them.
+	mid := MetaState{Nodes: map[string]NodeInfo{"a": {ID: "a", Records: int(storage.RecordHalf)}, "b": {ID: "b"}}}
+	if err := recordsRestorable(float64(2), mid); !errors.Is(err, ErrRefused) {
+		t.Errorf("half records into a cluster with an older member: %v, want ErrRefused", err)
+	}
+	if err := recordsRestorable(float64(1), mid); err != nil {
+		t.Errorf("float32 records into that cluster: %v", err)
+	}
+}
+
+// A backup names the record format its cluster writes, so an older build can restore one taken mid-upgrade.
+func TestBackupNamesTheRecordFormatItsClusterWrites(t *testing.T) {
+	st := MetaState{Nodes: map[string]NodeInfo{"a": {ID: "a", Records: int(storage.RecordHalf)}, "b": {ID: "b"}}}
+	if got := backupFormats(st)["record"]; got != int(storage.RecordF32) {
+		t.Errorf("mid-upgrade: record format %v, want %d", got, storage.RecordF32)
+	}
+	st.Nodes["b"] = NodeInfo{ID: "b", Records: int(storage.RecordHalf)}
+	if got := backupFormats(st)["record"]; got != int(storage.RecordHalf) {
+		t.Errorf("upgraded: record format %v, want %d", got, storage.RecordHalf)
 	}
 }

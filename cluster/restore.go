@@ -16,6 +16,7 @@ import (
 
 	"github.com/memcluster/memcluster/apiv1"
 	"github.com/memcluster/memcluster/backup"
+	"github.com/memcluster/memcluster/internal/formats"
 	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/shardmap"
 	"github.com/memcluster/memcluster/storage"
@@ -131,6 +132,15 @@ func spool(r io.Reader, dir string) (*spooled, error) {
 	}
 }
 
+// recordsRestorable refuses a backup whose records (format got) a member of st's cluster does not read.
+func recordsRestorable(got any, st MetaState) error {
+	if fmt.Sprint(got) != fmt.Sprint(formats.RecordOldest) && !everyMemberReads(st, storage.RecordHalf) {
+		return fmt.Errorf("%w: the backup holds memory records in half precision (format %v), which a member of "+
+			"this cluster does not read: upgrade every node first", ErrRefused, got)
+	}
+	return nil
+}
+
 func spoolPart(p *backup.Part, path string) error {
 	f, err := os.Create(path)
 	if err != nil {
@@ -164,10 +174,13 @@ func (n *Node) checkTarget(ctx context.Context, sp *spooled, o RestoreOptions) (
 		return nil, fmt.Errorf("%w: the backup holds %d cold segments of an external store; start the target with --cold-store",
 			ErrRefused, len(sp.cold)+len(sp.coldRefs))
 	}
-	for k, v := range backupFormats() {
+	for k, v := range backupFormats(st) {
 		if !backupFormatReadable(k, m.Formats[k], v) {
 			return nil, fmt.Errorf("%w: the backup's %s format is version %v, this build's %v", ErrRefused, k, m.Formats[k], v)
 		}
+	}
+	if err := recordsRestorable(m.Formats["record"], st); err != nil {
+		return nil, err
 	}
 	for i, p := range sp.shards {
 		if p.shard != uint32(i) || m.Shards[i].ID != uint32(i) {

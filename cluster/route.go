@@ -65,7 +65,7 @@ func (n *Node) reroutePropose(ctx context.Context, shard uint32, cmd []byte, ref
 	if _, err := n.nextOwner(ctx, shard, &backoff, users...); err != nil {
 		return storage.ApplyResult{}, fmt.Errorf("%w (%v)", refusal, err)
 	}
-	parts, err := cutByOwner(c, cmd, n.meta.State().Owner)
+	parts, err := cutByOwner(c, cmd, n.meta.State().Owner, storage.Encoder{Records: n.RecordFormat()})
 	if err != nil {
 		return storage.ApplyResult{}, err
 	}
@@ -81,8 +81,8 @@ func (n *Node) reroutePropose(ctx context.Context, shard uint32, cmd []byte, ref
 	return total, nil
 }
 
-// cutByOwner encodes c once per shard that owns some of its users.
-func cutByOwner(c storage.Command, cmd []byte, owner func(string) uint32) (map[uint32][]byte, error) {
+// cutByOwner encodes c once per shard that owns some of its users, puts with enc.
+func cutByOwner(c storage.Command, cmd []byte, owner func(string) uint32, enc storage.Encoder) (map[uint32][]byte, error) {
 	out := map[uint32][]byte{}
 	switch c.Type {
 	case storage.CmdPut:
@@ -95,7 +95,7 @@ func cutByOwner(c storage.Command, cmd []byte, owner func(string) uint32) (map[u
 			for _, i := range idx {
 				puts = append(puts, c.Puts[i])
 			}
-			b, err := storage.EncodePut(puts)
+			b, err := enc.Put(puts)
 			if err != nil {
 				return nil, err
 			}

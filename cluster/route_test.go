@@ -22,7 +22,7 @@ func TestCutByOwner(t *testing.T) {
 	}
 	c, _ := storage.DecodeCommand(cmd)
 	owner := map[string]uint32{"a": 1, "b": 4, "c": 1}
-	parts, err := cutByOwner(c, cmd, func(u string) uint32 { return owner[u] })
+	parts, err := cutByOwner(c, cmd, func(u string) uint32 { return owner[u] }, storage.Encoder{})
 	if err != nil || len(parts) != 2 {
 		t.Fatalf("%d parts, %v", len(parts), err)
 	}

@@ -316,7 +316,7 @@ func (s *Server) tierStatus(ctx context.Context, shard uint32, user string) (api
 			continue
 		}
 		ms[i].Embedding = make([]float32, dim)
-		rec, err := storage.EncodeMemory(&ms[i])
+		rec, err := storage.EncodeMemoryAs(&ms[i], s.c.RecordFormat())
 		if err != nil {
 			return out, err
 		}

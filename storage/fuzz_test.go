@@ -61,6 +61,7 @@ func FuzzDecodeMemory(f *testing.F) {
 	f.Add(half)
 	f.Add([]byte{1, 2, '{', '}', 0})
 	f.Add([]byte{2, 2, '{', '}', 1, 0, 0, 0x80, 0x3f, 0, 0x3c})
+	f.Add([]byte{2, 2, '{', '}', 1, 1, 0, 0, 0, 0, 0x3c}) // a subnormal scale: re-encoding must not overflow
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := DecodeMemory(b)

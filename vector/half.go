@@ -9,8 +9,8 @@ import (
 // encodeRow stores v as a half-precision row scaled so that its largest component is ±1, and returns the scale:
 // v[i] ≈ scale × half[i]. With q8 non-nil it also writes the row's int8 copy, round(127 × half[i]), taken from
 // the half values so that it depends on nothing else: a row re-encoded from its own decoding (a checkpoint
-// reloaded) gets the same half and int8 rows and the same scale. A vector that is zero or holds a NaN or an
-// infinity is stored as zeros with scale 0.
+// reloaded) gets the same half and int8 rows and the same scale. A vector that is zero, holds a NaN or an
+// infinity, or whose largest component is below 2^-127 is stored as zeros with scale 0.
 //
 // The scale keeps every vector in half precision's normal range whatever its magnitude (half tops out at
 // 65504 and loses precision below 6.1e-5), so a row keeps 11 significant bits in every component that is at
@@ -18,12 +18,14 @@ import (
 func encodeRow(half []uint16, q8 []int8, v []float32) float32 {
 	half = half[:len(v)]
 	m := maxAbs(v)
-	if m == 0 || m != m || m > math.MaxFloat32 {
+	inv := 1 / m
+	// A largest component below 2^-127 has no finite reciprocal: such a vector is stored as zeros too, as one
+	// that cannot be scaled, rather than as infinities that no decoder would take back.
+	if m == 0 || m != m || m > math.MaxFloat32 || inv > math.MaxFloat32 {
 		clear(half)
 		clear(q8)
 		return 0
 	}
-	inv := 1 / m
 	// x*inv of the largest component is within an ulp of ±1, which half precision rounds to ±1 exactly.
 	if q8 == nil {
 		for i, x := range v {

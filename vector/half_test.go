@@ -205,6 +205,14 @@ func TestEncodeHalfOfDecodeHalfIsTheSameRow(t *testing.T) {
 			}
 		}
 	}
+	// A largest component whose reciprocal overflows: zeros, which decode, not infinities.
+	for _, v := range [][]float32{{1e-39, 5e-40}, {1.4e-45, 0}} {
+		half := make([]uint16, len(v))
+		scale := EncodeHalf(half, v)
+		if dec := make([]float32, len(v)); scale != 0 || !DecodeHalf(dec, half, scale) || dec[0] != 0 {
+			t.Errorf("%v: scale %v, row %v does not decode to zeros", v, scale, half)
+		}
+	}
 	if DecodeHalf(make([]float32, 1), []uint16{0x4000}, 1) { // 2.0: no row EncodeHalf writes
 		t.Error("DecodeHalf accepted a component above 1")
 	}
