@@ -3,7 +3,7 @@
 # rounds of the builds in the order given: `memctl bench write` at CLIENTS clients ("1 64") for DUR (5s) each,
 # with the CPU the three nodes spent per acknowledged put (from /proc/PID/stat), during the run and until the
 # nodes are back near idle after it (drain_s, cpu_ms_per_put_drained: work deferred past the run still counts).
-# Compares two builds on a busy machine. Usage: bench/write-ab.sh DIR [DIR ...], each DIR holding a build's memnode and memctl (e.g. bin);
+# Compares two builds on a busy machine; every other round runs them in reverse order. Usage: bench/write-ab.sh DIR [DIR ...], each DIR holding a build's memnode and memctl (e.g. bin);
 # env ROUNDS (2), CLIENTS, DUR.
 # With ETCDPEER set to a built bench/etcdpeer (cd bench/etcdpeer && go build -o /tmp/etcdpeer .), three etcd
 # members run beside the rounds and are loaded the same way after each round, for the ratio in the same minutes.
@@ -68,7 +68,15 @@ PY
   rm -rf "$data"
 }
 etcd_start
-for _ in $(seq "${ROUNDS:-2}"); do
-  for dir in "$@"; do run "$dir"; done
+order=("$@")
+for r in $(seq "${ROUNDS:-2}"); do
+  # Every other round runs the builds in reverse order: the build run first in a round was measured 5–10 %
+  # faster at one client (docs/benchmarks.md, 2026-11-29), so a fixed order biases the comparison.
+  dirs=("${order[@]}")
+  if [ $((r % 2)) -eq 0 ]; then
+    dirs=()
+    for ((i = ${#order[@]} - 1; i >= 0; i--)); do dirs+=("${order[$i]}"); done
+  fi
+  for dir in "${dirs[@]}"; do run "$dir"; done
   etcd_round
 done
