@@ -22,8 +22,8 @@ import (
 // this version reads both; which one a proposer writes is its cluster's choice (cluster.Node.RecordFormat: half
 // once every member reads it), and the state machine stores a put's records as its entry carries them, so
 // replicas hold the same bytes whatever their build. What the state machine encodes itself (a user
-// transaction's puts, new embeddings) stays RecordF32, which every build writes alike. The vector index keeps embeddings in half precision
-// either way, so searches score the same rows from either format.
+// transaction's puts, new embeddings) stays RecordF32, which every build writes alike. The vector index keeps
+// embeddings in half precision either way, so searches score the same rows from either format.
 type RecordFormat byte
 
 // Record formats.
