@@ -19,6 +19,12 @@ const (
 	PathMetrics       = "/metrics"
 )
 
+// HeaderShardLeader names, on the answer to a request for one user, the API address of the node that leads the
+// user's shard ("http://host:port"), when the answering node knows it. A client may send that user's next
+// requests there: any node answers any request, but a node that does not lead the shard forwards it to the one
+// that does, one more hop. Absent when no leader is known.
+const HeaderShardLeader = "Memcluster-Shard-Leader"
+
 // PutRequest is the body of POST /v1/memories. Unknown fields are rejected.
 type PutRequest struct {
 	UserID     string            `json:"user_id"`

@@ -6,7 +6,9 @@
 #   2. bench/cmd/peers: vector index vs chromem-go vs stream bandwidth, fulltext vs plain bleve
 #                                                                                -> $OUT/peers.json
 #   3. 3-replica acknowledged writes: memcluster (3 memnode processes) vs etcd (3 embedded members,
-#      bench/etcdpeer, a throwaway nested module), WRITE_CLIENTS clients (1 16 64), REPS runs of DUR each
+#      bench/etcdpeer, a throwaway nested module), WRITE_CLIENTS clients (1 16 64), REPS runs of DUR each;
+#      memcluster's clients send each user's puts to its shard's leader (WRITE_ROUTE=leader; node: to their
+#      node, which forwards), etcd's to their member, which forwards to its leader
 #                                                                                -> $OUT/{memcluster,etcd}-cN-rR.json
 #   3b. footprint: one memnode --dev holding FOOTPRINT_TARGET memories (1000000), RSS against raw bytes,
 #       after the load and after a restart (bench/footprint.sh)                   -> $OUT/footprint/footprint.txt
@@ -18,7 +20,7 @@
 # Ports: memcluster 27480-27502 (HTTP/raft/gossip per node), etcd 27510-27515, footprint 27600-27602,
 #        recovery 31540-31562.
 # Environment: OUT (bench/out), REPS (3), DUR (5s), GOBENCHTIME (100ms), SKIP_GOBENCH=1, SKIP_PEERS=1 (reuse $OUT/peers.json),
-#              SKIP_WRITES=1, SKIP_FOOTPRINT=1, FOOTPRINT_TARGET (1000000), SKIP_CATCHUP=1, CATCHUP_TARGET (1000000), WRITE_CLIENTS ("1 16 64"), TENANT_OTHERS (memories/users beside the small user, 1000000/10000: the aim's case, about 2.5 minutes a repetition).
+#              SKIP_WRITES=1, WRITE_ROUTE (leader), SKIP_FOOTPRINT=1, FOOTPRINT_TARGET (1000000), SKIP_CATCHUP=1, CATCHUP_TARGET (1000000), WRITE_CLIENTS ("1 16 64"), TENANT_OTHERS (memories/users beside the small user, 1000000/10000: the aim's case, about 2.5 minutes a repetition).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/out}
@@ -103,7 +105,8 @@ if [ -z "${SKIP_WRITES:-}" ]; then
   rm -f "$OUT"/memcluster-c*-r*.json "$OUT"/etcd-c*-r*.json # the report plots every client count it finds
   for c in ${WRITE_CLIENTS:-1 16 64}; do
     for r in $(seq 1 "$REPS"); do
-      "$CTL" -o json bench write --clients "$c" --duration "$DUR" --addr-list "$ADDRS" >"$OUT/memcluster-c$c-r$r.json" 2>/dev/null
+      "$CTL" -o json bench write --clients "$c" --duration "$DUR" --route "${WRITE_ROUTE:-leader}" --addr-list "$ADDRS" \
+        >"$OUT/memcluster-c$c-r$r.json" 2>/dev/null
       say "memcluster clients=$c rep=$r: $(summary "$OUT/memcluster-c$c-r$r.json")"
       [ -n "$ETCD" ] || continue
       "$OUT/bin/etcdpeer" load --endpoints 127.0.0.1:27510,127.0.0.1:27512,127.0.0.1:27514 \

@@ -3,7 +3,8 @@
 # rounds of the builds in the order given: `memctl bench write` at CLIENTS clients ("1 64") for DUR (5s) each,
 # with the CPU the three nodes spent per acknowledged put (from /proc/PID/stat), during the run and until the
 # nodes are back near idle after it (drain_s, cpu_ms_per_put_drained: work deferred past the run still counts).
-# Compares two builds on a busy machine; every other round runs them in reverse order. Usage: bench/write-ab.sh DIR [DIR ...], each DIR holding a build's memnode and memctl (e.g. bin);
+# Compares two builds on a busy machine; every other round runs them in reverse order. Usage: bench/write-ab.sh DIR[:ROUTE] [DIR[:ROUTE] ...], each DIR holding a build's memnode and memctl (e.g. bin), ROUTE the
+# clients' --route (node or leader; none given: memctl's default, for builds older than the flag);
 # env ROUNDS (2), CLIENTS, DUR.
 # With ETCDPEER set to a built bench/etcdpeer (cd bench/etcdpeer && go build -o /tmp/etcdpeer .), three etcd
 # members run beside the rounds and are loaded the same way after each round, for the ratio in the same minutes.
@@ -28,16 +29,17 @@ etcd_round() {
   done
 }
 ticks() { local t=0; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo $t; }
-run() { # dir
-  local data pids
+run() { # dir[:route]
+  local data pids label=$1 route=
+  case $1 in *:*) route="--route ${1##*:}" ;; esac
   data=$(mktemp -d)
-  export DATA=$data BIN=$1 MEMNODE_EXTRA="--shards 16 --replicas 3 --gossip-profile local"
+  export DATA=$data BIN=${1%%:*} MEMNODE_EXTRA="--shards 16 --replicas 3 --gossip-profile local"
   scripts/cluster.sh start >/dev/null || return
   pids=$(cat "$data"/n*.pid)
   for c in ${CLIENTS:-1 64}; do
     local t0 t1
     t0=$(ticks $pids)
-    "$BIN/memctl" -o json bench write --clients $c --duration "${DUR:-5s}" \
+    "$BIN/memctl" -o json bench write --clients $c --duration "${DUR:-5s}" $route \
       --addr-list http://127.0.0.1:7480,http://127.0.0.1:7490,http://127.0.0.1:7500 >"$data/c$c.json" 2>/dev/null
     t1=$(ticks $pids)
     # Work a build defers past the run (batches left to index) is still the puts' cost: wait until the
@@ -52,7 +54,7 @@ run() { # dir
       if [ $((b - a)) -lt $(($(getconf CLK_TCK) * 4 / 10)) ]; then quiet=$((quiet + 1)); else quiet=0; fi
       a=$b
     done
-    python3 - "$data/c$c.json" "$BIN" "$c" "$((t1 - t0))" "$(getconf CLK_TCK)" "$((a - t0))" "$drain" <<'PY'
+    python3 - "$data/c$c.json" "$label" "$c" "$((t1 - t0))" "$(getconf CLK_TCK)" "$((a - t0))" "$drain" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 tck = int(sys.argv[5])

@@ -1,7 +1,9 @@
 // Package client is the Go client of the memcluster /v1 HTTP API.
 //
 // Any node answers any request: it forwards to the shard's leader itself, so a
-// client needs only one address.
+// client needs only one address. With WithLeaderRouting a client sends each
+// user's requests to the leader the cluster named for the user's shard, saving
+// that hop.
 package client
 
 import (
@@ -16,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/memcluster/memcluster/apiv1"
 )
 
 // DefaultTimeout bounds each request when no WithTimeout option is given.
@@ -31,6 +35,7 @@ type Client struct {
 	hc      *http.Client
 	timeout time.Duration
 	token   string
+	routes  *router // nil: every request goes to base (WithLeaderRouting)
 }
 
 // Option configures a Client.
@@ -95,7 +100,12 @@ func (c *Client) Addr() string { return c.base.String() }
 // JSON; out, when non-nil, receives the JSON answer. A non-2xx answer becomes
 // an *APIError.
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) error {
-	var body io.Reader
+	return c.doFor(ctx, "", method, path, query, in, out)
+}
+
+// doFor is do for a request about one user, which WithLeaderRouting sends to the user's leader.
+func (c *Client) doFor(ctx context.Context, user, method, path string, query url.Values, in, out any) error {
+	var body io.ReadSeeker
 	ctype := ""
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -109,7 +119,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
-	resp, err := c.send(ctx, method, path, query, body, ctype)
+	resp, err := c.sendFor(ctx, user, method, path, query, body, ctype)
 	if err != nil {
 		return err
 	}
@@ -131,13 +141,47 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 // send performs a request and returns a 2xx answer, whose body the caller closes; any other answer becomes an
 // *APIError.
 func (c *Client) send(ctx context.Context, method, path string, query url.Values, body io.Reader, ctype string) (*http.Response, error) {
-	target := c.base.String() + path
+	resp, _, err := c.sendTo(ctx, c.base, method, path, query, body, ctype)
+	return resp, err
+}
+
+// sendFor is send for a request about user: to the user's leader when WithLeaderRouting knows it, and to the
+// client's address when the leader cannot be dialled (body is rewound; nothing was sent). Every answer,
+// an error too, updates the user's route.
+func (c *Client) sendFor(ctx context.Context, user, method, path string, query url.Values, body io.ReadSeeker, ctype string) (*http.Response, error) {
+	base := c.routes.base(user)
+	if base == nil {
+		base = c.base
+	}
+	var in io.Reader
+	if body != nil {
+		in = body
+	}
+	resp, leader, err := c.sendTo(ctx, base, method, path, query, in, ctype)
+	if err != nil && base != c.base && dialFailed(err) {
+		c.routes.unreachable(base)
+		if body != nil {
+			if _, serr := body.Seek(0, io.SeekStart); serr != nil {
+				return nil, err
+			}
+		}
+		resp, leader, err = c.sendTo(ctx, c.base, method, path, query, in, ctype)
+	}
+	if resp != nil || errors.As(err, new(*APIError)) {
+		c.routes.learn(user, leader)
+	}
+	return resp, err
+}
+
+// sendTo is send to the node at base; it also returns the shard leader the answer named, if any.
+func (c *Client) sendTo(ctx context.Context, base *url.URL, method, path string, query url.Values, body io.Reader, ctype string) (*http.Response, string, error) {
+	target := base.String() + path
 	if len(query) > 0 {
 		target += "?" + query.Encode()
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+		return nil, "", fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	req.Header.Set("Accept", "application/json")
 	if ctype != "" {
@@ -148,16 +192,17 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return nil, c.transportError(ctx, err)
+		return nil, "", c.transportError(ctx, err)
 	}
+	leader := resp.Header.Get(apiv1.HeaderShardLeader)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		ae := decodeError(resp.StatusCode, b)
 		ae.RetryAfter, _ = strconv.Atoi(resp.Header.Get("Retry-After"))
-		return nil, ae
+		return nil, leader, ae
 	}
-	return resp, nil
+	return resp, leader, nil
 }
 
 // transportError shortens the common cases: *url.Error already names the

@@ -12,7 +12,7 @@ import (
 // Put stores a memory and returns it as stored, with its id.
 func (c *Client) Put(ctx context.Context, req apiv1.PutRequest) (memory.Memory, error) {
 	var resp apiv1.PutResponse
-	if err := c.do(ctx, "POST", apiv1.PathMemories, nil, req, &resp); err != nil {
+	if err := c.doFor(ctx, req.UserID, "POST", apiv1.PathMemories, nil, req, &resp); err != nil {
 		return memory.Memory{}, err
 	}
 	return resp.Memory, nil
@@ -21,10 +21,18 @@ func (c *Client) Put(ctx context.Context, req apiv1.PutRequest) (memory.Memory, 
 // PutBatch stores up to apiv1.MaxBatch memories of one user atomically and returns them in request order.
 func (c *Client) PutBatch(ctx context.Context, reqs []apiv1.PutRequest) ([]memory.Memory, error) {
 	var resp apiv1.PutBatchResponse
-	if err := c.do(ctx, "POST", apiv1.PathMemoriesBatch, nil, apiv1.PutBatchRequest{Memories: reqs}, &resp); err != nil {
+	if err := c.doFor(ctx, batchUser(reqs), "POST", apiv1.PathMemoriesBatch, nil, apiv1.PutBatchRequest{Memories: reqs}, &resp); err != nil {
 		return nil, err
 	}
 	return resp.Memories, nil
+}
+
+// batchUser is the user of a batch put: every memory of a batch has its first's.
+func batchUser(reqs []apiv1.PutRequest) string {
+	if len(reqs) == 0 {
+		return ""
+	}
+	return reqs[0].UserID
 }
 
 // Get returns one memory of userID. stale lets a follower answer from its own
@@ -38,7 +46,7 @@ func (c *Client) Get(ctx context.Context, userID, id string, stale bool) (memory
 		q.Set("stale", "true")
 	}
 	var m memory.Memory
-	if err := c.do(ctx, "GET", path, q, nil, &m); err != nil {
+	if err := c.doFor(ctx, userID, "GET", path, q, nil, &m); err != nil {
 		return memory.Memory{}, err
 	}
 	return m, nil
@@ -50,13 +58,13 @@ func (c *Client) Delete(ctx context.Context, userID, id string) error {
 	if err != nil {
 		return err
 	}
-	return c.do(ctx, "DELETE", path, q, nil, nil)
+	return c.doFor(ctx, userID, "DELETE", path, q, nil, nil)
 }
 
 // Search runs a hybrid search; results come best first.
 func (c *Client) Search(ctx context.Context, req apiv1.SearchRequest) (apiv1.SearchResponse, error) {
 	var resp apiv1.SearchResponse
-	if err := c.do(ctx, "POST", apiv1.PathSearch, nil, req, &resp); err != nil {
+	if err := c.doFor(ctx, req.UserID, "POST", apiv1.PathSearch, nil, req, &resp); err != nil {
 		return apiv1.SearchResponse{}, err
 	}
 	return resp, nil
@@ -83,7 +91,7 @@ func (c *Client) Update(ctx context.Context, userID, id string, req apiv1.Update
 		return memory.Memory{}, err
 	}
 	var m memory.Memory
-	if err := c.do(ctx, "PATCH", path, q, req, &m); err != nil {
+	if err := c.doFor(ctx, userID, "PATCH", path, q, req, &m); err != nil {
 		return memory.Memory{}, err
 	}
 	return m, nil

@@ -143,6 +143,32 @@ func (n *Node) tryOnce(ctx context.Context, shard uint32, op string, stale bool,
 	return err
 }
 
+// LeaderURL is the API address of the node this node knows to lead shard, as "http://host:port" (https with
+// cluster TLS), or "" when it knows no leader: the server names it to clients, which may send the shard's users'
+// requests there and save the hop a coordinator forwards them over. A placement guess is never named.
+func (n *Node) LeaderURL(shard uint32) string {
+	id := ""
+	if r, ok := n.Replica(shard); ok {
+		id = r.Leader()
+	}
+	if id == "" {
+		n.mu.RLock()
+		id = n.leaderHint[shard]
+		n.mu.RUnlock()
+	}
+	if id == "" {
+		return ""
+	}
+	addr := n.httpAddrOf(id)
+	if addr == "" {
+		return ""
+	}
+	if n.cfg.TLS != nil {
+		return "https://" + addr
+	}
+	return "http://" + addr
+}
+
 // leaderGuess picks the node to ask: the local replica's view of the leader, a hint from an earlier answer, or
 // a replica from the placement (which answers with its own hint).
 func (n *Node) leaderGuess(shard uint32, r *Replica) string {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -223,7 +224,12 @@ func checkScheduled(t *testing.T, src []*proc, dir string) {
 
 // scheduledCount sums memcluster_backups_total{outcome="success"} over the nodes.
 func scheduledCount(t *testing.T, procs []*proc) int {
-	total := 0
+	return int(metricSum(procs, `memcluster_backups_total{outcome="success"}`))
+}
+
+// metricSum sums one series (its name and labels as /metrics prints them) over the nodes that answer.
+func metricSum(procs []*proc, series string) float64 {
+	total := 0.0
 	for _, p := range procs {
 		resp, err := http.Get("http://" + p.http + "/metrics")
 		if err != nil {
@@ -232,9 +238,10 @@ func scheduledCount(t *testing.T, procs []*proc) int {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		for _, l := range strings.Split(string(b), "\n") {
-			var n int
-			if _, err := fmt.Sscanf(l, `memcluster_backups_total{outcome="success"} %d`, &n); err == nil {
-				total += n
+			if v, ok := strings.CutPrefix(l, series+" "); ok {
+				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+					total += f
+				}
 			}
 		}
 	}

@@ -30,6 +30,7 @@ func TestThreeProcessClusterSurvivesSIGKILL(t *testing.T) {
 		}
 		return true
 	})
+	checkLeaderRouting(t, procs)
 
 	var mu sync.Mutex
 	acked := map[string]string{} // id -> user

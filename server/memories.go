@@ -184,6 +184,9 @@ func (s *Server) shard(w http.ResponseWriter, r *http.Request, user string) (uin
 		s.fail(w, r, err)
 		return 0, false
 	}
+	if u := s.c.LeaderURL(shard); u != "" {
+		w.Header().Set(apiv1.HeaderShardLeader, u)
+	}
 	return shard, true
 }
 

@@ -28,6 +28,8 @@ import (
 // Cluster is what the API needs of the node's cluster membership.
 type Cluster interface {
 	ShardFor(ctx context.Context, user string) (uint32, error)
+	// LeaderURL is the API address of the node known to lead shard, or "" (apiv1.HeaderShardLeader).
+	LeaderURL(shard uint32) string
 	Propose(ctx context.Context, shard uint32, cmd []byte) (storage.ApplyResult, error)
 	// RecordFormat is the memory record format the commands proposed write: the newest every member reads.
 	RecordFormat() storage.RecordFormat

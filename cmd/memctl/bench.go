@@ -81,11 +81,18 @@ type benchOptions struct {
 	warmup   time.Duration
 	addrList []string
 	rate     float64 // requests per second in all, open loop; 0 for closed loop
+	route    string  // benchRouteNode or benchRouteLeader
 }
+
+// Where a bench client sends a user's requests (--route).
+const (
+	benchRouteNode   = "node"   // to the client's node, which forwards what it does not lead
+	benchRouteLeader = "leader" // to the leader of the user's shard once an answer has named it
+)
 
 // report starts the report of a run of op with the settings every bench command shares.
 func (o *benchOptions) report(op string, addrs []string, g *globals) benchReport {
-	return benchReport{Op: op, Addrs: addrs, Clients: o.clients, WarmupS: o.warmup.Seconds(),
+	return benchReport{Op: op, Addrs: addrs, Route: o.route, Clients: o.clients, WarmupS: o.warmup.Seconds(),
 		TargetS: o.duration.Seconds(), TimeoutS: g.timeout.Seconds(), RatePerS: o.rate}
 }
 
@@ -101,6 +108,7 @@ func (o *benchOptions) addFlags(f *pflag.FlagSet, defaultClients int) {
 	f.DurationVar(&o.warmup, "warmup", benchDefaultWarmup, "run time before measuring starts, 0 for none")
 	f.StringSliceVar(&o.addrList, "addr-list", nil, "node addresses to spread clients over round-robin, comma-separated (default: --addr)")
 	f.Float64Var(&o.rate, "rate", 0, "requests per second in all, open loop, latency counted from when each was due (default 0: closed loop)")
+	f.StringVar(&o.route, "route", benchRouteNode, "where a client sends a user's requests: node (its node, which forwards to the shard's leader) or leader (the leader the cluster named on an earlier answer)")
 }
 
 // validate checks the shared flags and returns the node addresses to use.
@@ -116,6 +124,9 @@ func (o *benchOptions) validate(g *globals) ([]string, error) {
 	}
 	if o.rate < 0 || o.rate > benchMaxRate || math.IsNaN(o.rate) {
 		return nil, fmt.Errorf("--rate %g: must be between 0 (closed loop) and %d requests per second", o.rate, benchMaxRate)
+	}
+	if o.route != benchRouteNode && o.route != benchRouteLeader {
+		return nil, fmt.Errorf("--route %q: must be %s or %s", o.route, benchRouteNode, benchRouteLeader)
 	}
 	return benchAddrs(g.addr, o.addrList)
 }
@@ -150,7 +161,7 @@ type benchPool struct {
 // newBenchPool sizes the idle pool so every concurrent request can return its
 // connection: without that, Go keeps 2 idle connections per host and the rest
 // are closed and re-dialled, which measures TCP set-up instead of the server.
-func newBenchPool(addrs []string, concurrency int, timeout time.Duration, token string) (*benchPool, error) {
+func newBenchPool(addrs []string, concurrency int, timeout time.Duration, token, route string) (*benchPool, error) {
 	p := &benchPool{}
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -168,6 +179,9 @@ func newBenchPool(addrs []string, concurrency int, timeout time.Duration, token 
 		opts := []client.Option{client.WithHTTPClient(hc), client.WithTimeout(timeout)}
 		if token != "" {
 			opts = append(opts, client.WithBearerToken(token))
+		}
+		if route == benchRouteLeader {
+			opts = append(opts, client.WithLeaderRouting())
 		}
 		c, err := client.New(a, opts...)
 		if err != nil {
@@ -488,6 +502,7 @@ type benchLoad struct {
 type benchReport struct {
 	Op        string   `json:"op"` // write or search
 	Addrs     []string `json:"addrs"`
+	Route     string   `json:"route,omitempty"` // node or leader (--route)
 	Clients   int      `json:"clients"`
 	WarmupS   float64  `json:"warmup_s"`
 	TargetS   float64  `json:"target_duration_s"`

@@ -112,7 +112,7 @@ archive to the hot tier while the benchmark runs.`,
 			if err != nil {
 				return err
 			}
-			pool, err := newBenchPool(addrs, max(o.clients, o.loadClients)+1, g.timeout, g.token)
+			pool, err := newBenchPool(addrs, max(o.clients, o.loadClients)+1, g.timeout, g.token, o.route)
 			if err != nil {
 				return err
 			}

@@ -226,7 +226,7 @@ func TestBenchJSON(t *testing.T) {
 }
 
 func TestBenchRunFake(t *testing.T) {
-	pool, err := newBenchPool([]string{unreachable, "http://127.0.0.1:2"}, 4, time.Second, "")
+	pool, err := newBenchPool([]string{unreachable, "http://127.0.0.1:2"}, 4, time.Second, "", benchRouteNode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestBenchRunFake(t *testing.T) {
 // An open-loop run issues requests at the rate asked, whatever the clients' number, and counts a request's
 // latency from when it was due: a server slower than the rate shows as latencies that grow with the queue.
 func TestBenchRunOpenLoop(t *testing.T) {
-	pool, err := newBenchPool([]string{unreachable}, 4, time.Second, "")
+	pool, err := newBenchPool([]string{unreachable}, 4, time.Second, "", benchRouteNode)
 	if err != nil {
 		t.Fatal(err)
 	}

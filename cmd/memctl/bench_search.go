@@ -73,7 +73,7 @@ random one of the users.
 			if !o.skipLoad {
 				conc = max(conc, o.loadClients)
 			}
-			pool, err := newBenchPool(addrs, conc, g.timeout, g.token)
+			pool, err := newBenchPool(addrs, conc, g.timeout, g.token, o.route)
 			if err != nil {
 				return err
 			}

@@ -47,7 +47,7 @@ latency of the flush alone (flush_latency_ms).`,
 			if err != nil {
 				return err
 			}
-			pool, err := newBenchPool(addrs, o.clients, g.timeout, g.token)
+			pool, err := newBenchPool(addrs, o.clients, g.timeout, g.token, o.route)
 			if err != nil {
 				return err
 			}

@@ -47,7 +47,7 @@ way to load a cluster; ops then count requests.`,
 			if err != nil {
 				return err
 			}
-			pool, err := newBenchPool(addrs, o.clients, g.timeout, g.token)
+			pool, err := newBenchPool(addrs, o.clients, g.timeout, g.token, o.route)
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memcluster/memcluster/apiv1"
+	"github.com/memcluster/memcluster/client"
+)
+
+// forwardedPuts counts the puts the nodes forwarded to another node's leader.
+const forwardedPuts = `memcluster_shard_rpc_total{op="propose",outcome="ok"}`
+
+// checkLeaderRouting shows a client with leader routing sending a user's puts straight to the leader of its
+// shard: every answer names a node of the cluster, and once the client has learnt it (and no leadership moves
+// meanwhile, which the loop waits out) a run of puts makes no node forward a proposal.
+func checkLeaderRouting(t *testing.T, procs []*proc) {
+	t.Helper()
+	ctx := context.Background()
+	nodes := map[string]bool{}
+	for _, p := range procs {
+		nodes["http://"+p.http] = true
+	}
+	for u := range 4 {
+		req, _ := http.NewRequest("POST", "http://"+procs[0].http+apiv1.PathMemories,
+			strings.NewReader(fmt.Sprintf(`{"user_id":"route-%d","text":"named leader"}`, u)))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if l := resp.Header.Get(apiv1.HeaderShardLeader); !nodes[l] {
+			t.Fatalf("put of route-%d: %s %q, want one of the nodes %v", u, apiv1.HeaderShardLeader, l, nodes)
+		}
+	}
+	// Users of every shard enter at one node: without routing it forwards those it does not lead (which also
+	// shows the metric counts); a client with leader routing learns where each user's leader is.
+	put := func(c *client.Client, round int) {
+		for u := range 16 {
+			if _, err := c.Put(ctx, apiv1.PutRequest{UserID: fmt.Sprintf("route-%d", u), Text: fmt.Sprintf("round %d", round)}); err != nil {
+				t.Fatalf("put: %v", err)
+			}
+		}
+	}
+	round := 0
+	waitFor(t, 60*time.Second, "a round of 16 puts through one node that it forwards", func() bool {
+		before := metricSum(procs, forwardedPuts)
+		put(procs[0].client(t), round)
+		round++
+		return metricSum(procs, forwardedPuts) > before
+	})
+	c, err := client.New("http://"+procs[0].http, client.WithTimeout(10*time.Second), client.WithLeaderRouting())
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(c, round)
+	waitFor(t, 60*time.Second, "a round of 16 routed puts that no node forwards", func() bool {
+		before := metricSum(procs, forwardedPuts)
+		put(c, round)
+		round++
+		return metricSum(procs, forwardedPuts) == before
+	})
+	t.Logf("leader routing: %d rounds of 16 puts in all", round)
+}
