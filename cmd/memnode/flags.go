@@ -43,6 +43,7 @@ type config struct {
 	maxBodyBytes    int64
 	pprof           bool
 	memoryLimit     string
+	gcMinHeadroom   string
 	gcPacing        string
 	gomaxprocs      string
 	indexTurns      int
@@ -127,6 +128,7 @@ func (c *config) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.clusterToken, "cluster-token", "", "shared secret for node-to-node calls; required with --auth-file (same on every node)")
 	fs.StringVar(&c.memoryLimit, "memory-limit", "auto", "soft limit of the Go heap, as GOMEMLIMIT writes it (e.g. 3GiB); auto: GOMEMLIMIT if set, else 90% of the container's (cgroup's) memory limit if there is one; off: none")
 	fs.StringVar(&c.gcPacing, "gc-pacing", "auto", "auto: the garbage collector's headroom (GOGC) is sized to the heap without the vector rows and Pebble's buffers, which stay put between collections, and a heap idle for 10 s is collected and given back to the OS; off: GOGC as the runtime reads it")
+	fs.StringVar(&c.gcMinHeadroom, "gc-min-headroom", "256MiB", "with --gc-pacing auto, the least the heap may grow between two collections (e.g. 128MiB), so a small heap taking writes is not collected several times a second; 0: none")
 	fs.StringVar(&c.gomaxprocs, "gomaxprocs", "auto", "threads running Go code at once (Go's Ps): auto: GOMAXPROCS if set, else the cores (as the runtime counts them at start: the CPUs or a container's CPU limit, at least 2) plus one for each full-text indexing turn, whose lowered builds then leave the write path every core (the runtime then no longer follows a changed CPU limit); runtime: the runtime's own, following the limit; or a count")
 	fs.IntVar(&c.indexTurns, "index-turns", 0, "full-text batches the node's replicas build at once, each on a thread of lower priority (0: half the cores, at least 1)")
 	fs.BoolVar(&c.pprof, "pprof", false, "serve Go profiles under /debug/pprof/ on the HTTP port")
@@ -213,6 +215,9 @@ func (c *config) finish() error {
 	}
 	if c.gcPacing != "auto" && c.gcPacing != "off" {
 		return fmt.Errorf("--gc-pacing %q: want auto or off", c.gcPacing)
+	}
+	if _, err := c.minHeadroom(); err != nil {
+		return err
 	}
 	if c.dev {
 		if len(c.join) > 0 {

@@ -85,7 +85,7 @@ func parseBytes(s string) (int64, error) {
 // startGCPacing runs the collector's pacer (internal/gcpace) unless --gc-pacing is off or GOGC=off, and exports
 // the vectors' bytes as memcluster_vector_bytes. The heap at rest is the vector slabs and Pebble's buffers
 // (pebble: its block cache and memtables, when on the Go heap).
-func startGCPacing(ctx context.Context, flag string, vectors *vector.Meter, pebble func() int64,
+func startGCPacing(ctx context.Context, flag string, minHeadroom int64, vectors *vector.Meter, pebble func() int64,
 	reg prometheus.Registerer, log *slog.Logger) error {
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memcluster_vector_bytes",
 		Help: "bytes of the vector slabs of this node's shard indexes: half-precision rows, their scales and int8 copy, and room grown for more"},
@@ -95,7 +95,7 @@ func startGCPacing(ctx context.Context, flag string, vectors *vector.Meter, pebb
 		return nil
 	}
 	held := func() int64 { return vectors.Bytes() + pebble() }
-	p, err := gcpace.New(gcpace.Options{Held: held, Logger: log, Registry: reg})
+	p, err := gcpace.New(gcpace.Options{Held: held, MinHeadroom: minHeadroom, Logger: log, Registry: reg})
 	if err != nil {
 		return fmt.Errorf("--gc-pacing: %w", err)
 	}
@@ -105,4 +105,19 @@ func startGCPacing(ctx context.Context, flag string, vectors *vector.Meter, pebb
 	}
 	go p.Run(ctx)
 	return nil
+}
+
+// minHeadroom is --gc-min-headroom in bytes, -1 for none (gcpace.Options.MinHeadroom).
+func (c *config) minHeadroom() (int64, error) {
+	if c.gcMinHeadroom == "0" {
+		return -1, nil
+	}
+	n, err := parseBytes(c.gcMinHeadroom)
+	if err != nil {
+		return 0, fmt.Errorf("--gc-min-headroom %q: %w", c.gcMinHeadroom, err)
+	}
+	if n == 0 {
+		return -1, nil
+	}
+	return n, nil
 }

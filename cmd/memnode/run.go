@@ -159,7 +159,8 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	}
 	jobCtx, stopJobs := context.WithCancel(context.Background())
 	defer stopJobs()
-	if err := startGCPacing(jobCtx, c.gcPacing, vectors, db.HeapBytes, reg, log); err != nil {
+	minHeadroom, _ := c.minHeadroom() // checked with the other flags
+	if err := startGCPacing(jobCtx, c.gcPacing, minHeadroom, vectors, db.HeapBytes, reg, log); err != nil {
 		return err
 	}
 	go reembed.New(node, db, emb, reembed.Options{Logger: log, Registry: reg}).Run(jobCtx)

@@ -22,10 +22,16 @@ import (
 // Percent/100. Collections then come as often as they would if those buffers lived outside the heap; their
 // marking cost does not change, because pointer-free buffers are not scanned.
 //
+// The other way round, a small heap that allocates fast (a young node taking writes) would be collected several
+// times a second at GOGC=100; the pacer gives it at least Options.MinHeadroom of headroom.
+//
 // A node that stops writing keeps the garbage of its last burst, and the headroom it was paced for, resident: it
 // runs no collection for two minutes, and the runtime returns free memory slowly. Once the heap has been idle
 // for Options.IdleRelease the pacer collects and gives the free heap back (debug.FreeOSMemory), once per idle
 // spell.
+
+// DefaultMinHeadroom is Options.MinHeadroom's default.
+const DefaultMinHeadroom = 256 << 20
 
 // ErrNoHeld is New's answer to Options without Held.
 var ErrNoHeld = errors.New("gcpace: Options.Held is required")
@@ -41,6 +47,13 @@ type Options struct {
 	// Floor is the lowest GOGC the pacer sets, however much of the heap is at rest, so the collector never runs
 	// back to back. Default 10.
 	Floor int
+	// MinHeadroom is the least the heap may grow, in bytes, between a collection and the next, whatever
+	// Percent gives: a small heap under a stream of writes (a new cluster's, tens of MB live, a hundred MB
+	// allocated a second) would otherwise be collected several times a second, and each collection costs its
+	// fixed share and slows every goroutine while it marks. The pacer raises GOGC above Percent as far as it
+	// takes; a large heap's headroom is larger anyway. A memory limit (GOMEMLIMIT, memnode's --memory-limit)
+	// still bounds the heap. Default 256 MiB; negative: none.
+	MinHeadroom int64
 	// Interval is how often the pacer looks at the heap (the live figure changes only at each collection).
 	// Default 1s.
 	Interval time.Duration
@@ -108,6 +121,9 @@ func New(o Options) (*Pacer, error) {
 		o.Floor = 10
 	}
 	o.Floor = min(o.Floor, o.Percent)
+	if o.MinHeadroom == 0 {
+		o.MinHeadroom = DefaultMinHeadroom
+	}
 	if o.Interval <= 0 {
 		o.Interval = time.Second
 	}
@@ -119,7 +135,7 @@ func New(o Options) (*Pacer, error) {
 	}
 	p := &Pacer{opts: o, current: o.Percent, idle: idleRelease{release: freeOSMemory},
 		gauge: prometheus.NewGauge(prometheus.GaugeOpts{Name: "memcluster_gc_percent",
-			Help: "GOGC the node runs with: the collector's headroom over the live heap, sized to the heap without its vector rows and Pebble's buffers"}),
+			Help: "GOGC the node runs with: the collector's headroom over the live heap, sized to the heap without its vector rows and Pebble's buffers, and at least the minimum headroom"}),
 		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"},
 			{Name: "/gc/heap/allocs:bytes"}}}
 	p.gauge.Set(float64(o.Percent))
@@ -179,7 +195,8 @@ func (p *Pacer) step() {
 	if a := p.sample[2]; a.Value.Kind() == metrics.KindUint64 {
 		p.releaseIfIdle(p.sample[0].Value.Uint64(), p.sample[1].Value.Uint64(), a.Value.Uint64(), time.Now())
 	}
-	next := Percent(p.opts.Percent, p.opts.Floor, p.sample[0].Value.Uint64(), p.held)
+	live := p.sample[0].Value.Uint64()
+	next := max(Percent(p.opts.Percent, p.opts.Floor, live, p.held), headroomPercent(p.opts.MinHeadroom, live))
 	// Small moves are left alone (each call recomputes the pacer's goal under the heap lock), but not a return to base.
 	if next == p.current || (abs(next-p.current) < 3 && next != p.opts.Percent) {
 		return
@@ -226,6 +243,15 @@ func Percent(base, floor int, live uint64, held int64) int {
 	}
 	p := int(int64(base) * rest / int64(live))
 	return max(floor, min(base, p))
+}
+
+// headroomPercent is the GOGC that lets a heap of live bytes grow by at least minHeadroom bytes before the next
+// collection (0 when there is no such floor, or no collection yet).
+func headroomPercent(minHeadroom int64, live uint64) int {
+	if minHeadroom <= 0 || live == 0 {
+		return 0
+	}
+	return int((uint64(minHeadroom)*100 + live - 1) / live)
 }
 
 func abs(x int) int { return max(x, -x) }

@@ -36,6 +36,40 @@ func TestPercent(t *testing.T) {
 	}
 }
 
+func TestHeadroomPercent(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		min  int64
+		live uint64
+		want int
+	}{
+		{"no floor", -1, 10 << 20, 0},
+		{"before the first collection", 256 << 20, 0, 0},
+		{"a small heap grows by the floor", 256 << 20, 64 << 20, 400},
+		{"rounded up", 100, 3, 3334},
+		{"a large heap's own headroom is larger", 256 << 20, 4 << 30, 7},
+	} {
+		if got := headroomPercent(c.min, c.live); got != c.want {
+			t.Errorf("%s: headroomPercent(%d, %d) = %d, want %d", c.name, c.min, c.live, got, c.want)
+		}
+	}
+}
+
+// A small live heap runs above the base GOGC so that it may grow by MinHeadroom before its next collection.
+func TestSmallHeapGetsTheMinimumHeadroom(t *testing.T) {
+	t.Setenv("GOGC", "")
+	runtime.GC()
+	p, err := New(Options{Held: func() int64 { return 0 }, MinHeadroom: 1 << 40, Interval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer debug.SetGCPercent(100)
+	p.step()
+	if g := gauge(t, p); g <= 100 {
+		t.Fatalf("GOGC %v with a terabyte of minimum headroom, want far above 100", g)
+	}
+}
+
 func TestNewValidates(t *testing.T) {
 	if _, err := New(Options{}); !errors.Is(err, ErrNoHeld) {
 		t.Fatalf("New without Held: %v, want ErrNoHeld", err)
@@ -59,8 +93,10 @@ func TestNewValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.opts.Floor != 50 || p.opts.Interval != time.Second || p.opts.IdleRelease != 10*time.Second {
-		t.Fatalf("defaults: floor %d interval %v idle release %v", p.opts.Floor, p.opts.Interval, p.opts.IdleRelease)
+	if p.opts.Floor != 50 || p.opts.Interval != time.Second || p.opts.IdleRelease != 10*time.Second ||
+		p.opts.MinHeadroom != DefaultMinHeadroom {
+		t.Fatalf("defaults: floor %d interval %v idle release %v min headroom %d", p.opts.Floor, p.opts.Interval,
+			p.opts.IdleRelease, p.opts.MinHeadroom)
 	}
 }
 
@@ -70,7 +106,8 @@ func TestRunFollowsHeldBytes(t *testing.T) {
 	rows := make([]float32, 32<<20) // 128 MiB, pointer-free and live: what vector slabs are
 	runtime.GC()
 	reg := prometheus.NewRegistry()
-	p, err := New(Options{Held: func() int64 { return int64(4 * len(rows)) }, Interval: 5 * time.Millisecond, Registry: reg})
+	p, err := New(Options{Held: func() int64 { return int64(4 * len(rows)) }, Interval: 5 * time.Millisecond, Registry: reg,
+		MinHeadroom: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
