@@ -131,7 +131,7 @@ func (c *Client) doFor(ctx context.Context, user, method, path string, query url
 	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		if ctx.Err() != nil {
-			return c.transportError(ctx, ctx.Err())
+			return c.transportError(ctx, c.base, ctx.Err())
 		}
 		return fmt.Errorf("%s %s: decode answer: %w", method, path, err)
 	}
@@ -146,31 +146,54 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 }
 
 // sendFor is send for a request about user: to the user's leader when WithLeaderRouting knows it, and to the
-// client's address when the leader cannot be dialled (body is rewound; nothing was sent). Every answer,
-// an error too, updates the user's route.
+// client's address when no connection to the leader was had (nothing sent; body is rewound). Every answer, an
+// error too, updates the user's route.
 func (c *Client) sendFor(ctx context.Context, user, method, path string, query url.Values, body io.ReadSeeker, ctype string) (*http.Response, error) {
-	base := c.routes.base(user)
-	if base == nil {
-		base = c.base
-	}
 	var in io.Reader
 	if body != nil {
 		in = body
 	}
-	resp, leader, err := c.sendTo(ctx, base, method, path, query, in, ctype)
-	if err != nil && base != c.base && dialFailed(err) {
-		c.routes.unreachable(base)
+	if base := c.routes.base(user); base != nil {
+		rctx, watch, stop := watchConnect(ctx)
+		resp, leader, err := c.sendTo(rctx, base, method, path, query, in, ctype)
+		if err == nil || errors.As(err, new(*APIError)) {
+			c.routes.learn(user, leader)
+			if resp == nil {
+				stop()
+				return nil, err
+			}
+			resp.Body = &stopOnClose{ReadCloser: resp.Body, stop: stop}
+			return resp, nil
+		}
+		stop()
+		connected := watch.connected.Load()
+		c.routes.failed(user, base, connected)
+		if connected || ctx.Err() != nil {
+			return nil, err
+		}
 		if body != nil {
 			if _, serr := body.Seek(0, io.SeekStart); serr != nil {
 				return nil, err
 			}
 		}
-		resp, leader, err = c.sendTo(ctx, c.base, method, path, query, in, ctype)
 	}
-	if resp != nil || errors.As(err, new(*APIError)) {
+	resp, leader, err := c.sendTo(ctx, c.base, method, path, query, in, ctype)
+	if err == nil || errors.As(err, new(*APIError)) {
 		c.routes.learn(user, leader)
 	}
 	return resp, err
+}
+
+// stopOnClose ends a routed request's watch once its answer is read.
+type stopOnClose struct {
+	io.ReadCloser
+	stop func()
+}
+
+func (b *stopOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.stop()
+	return err
 }
 
 // sendTo is send to the node at base; it also returns the shard leader the answer named, if any.
@@ -192,7 +215,7 @@ func (c *Client) sendTo(ctx context.Context, base *url.URL, method, path string,
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return nil, "", c.transportError(ctx, err)
+		return nil, "", c.transportError(ctx, base, err)
 	}
 	leader := resp.Header.Get(apiv1.HeaderShardLeader)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -207,9 +230,9 @@ func (c *Client) sendTo(ctx context.Context, base *url.URL, method, path string,
 
 // transportError shortens the common cases: *url.Error already names the
 // method and URL, and our own timeout deserves a message that says so.
-func (c *Client) transportError(ctx context.Context, err error) error {
+func (c *Client) transportError(ctx context.Context, base *url.URL, err error) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) && c.timeout > 0 {
-		return fmt.Errorf("%s: no answer within %s: %w", c.base, c.timeout, context.DeadlineExceeded)
+		return fmt.Errorf("%s: no answer within %s: %w", base, c.timeout, context.DeadlineExceeded)
 	}
 	return err
 }

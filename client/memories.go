@@ -27,6 +27,15 @@ func (c *Client) PutBatch(ctx context.Context, reqs []apiv1.PutRequest) ([]memor
 	return resp.Memories, nil
 }
 
+// routeUnlessStale is the user a read is routed by (WithLeaderRouting): none for a stale read, which the
+// client's node answers from its own replica.
+func routeUnlessStale(user string, stale bool) string {
+	if stale {
+		return ""
+	}
+	return user
+}
+
 // batchUser is the user of a batch put: every memory of a batch has its first's.
 func batchUser(reqs []apiv1.PutRequest) string {
 	if len(reqs) == 0 {
@@ -46,7 +55,7 @@ func (c *Client) Get(ctx context.Context, userID, id string, stale bool) (memory
 		q.Set("stale", "true")
 	}
 	var m memory.Memory
-	if err := c.doFor(ctx, userID, "GET", path, q, nil, &m); err != nil {
+	if err := c.doFor(ctx, routeUnlessStale(userID, stale), "GET", path, q, nil, &m); err != nil {
 		return memory.Memory{}, err
 	}
 	return m, nil
@@ -64,7 +73,7 @@ func (c *Client) Delete(ctx context.Context, userID, id string) error {
 // Search runs a hybrid search; results come best first.
 func (c *Client) Search(ctx context.Context, req apiv1.SearchRequest) (apiv1.SearchResponse, error) {
 	var resp apiv1.SearchResponse
-	if err := c.doFor(ctx, req.UserID, "POST", apiv1.PathSearch, nil, req, &resp); err != nil {
+	if err := c.doFor(ctx, routeUnlessStale(req.UserID, req.Stale), "POST", apiv1.PathSearch, nil, req, &resp); err != nil {
 		return apiv1.SearchResponse{}, err
 	}
 	return resp, nil

@@ -25,19 +25,27 @@ func checkLeaderRouting(t *testing.T, procs []*proc) {
 	for _, p := range procs {
 		nodes["http://"+p.http] = true
 	}
-	for u := range 4 {
-		req, _ := http.NewRequest("POST", "http://"+procs[0].http+apiv1.PathMemories,
-			strings.NewReader(fmt.Sprintf(`{"user_id":"route-%d","text":"named leader"}`, u)))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+	// Right after formation the leader balancer may be moving leaderships: wait for a round that names them all.
+	waitFor(t, 30*time.Second, "answers naming the leader of each user's shard", func() bool {
+		for u := range 4 {
+			req, _ := http.NewRequest("POST", "http://"+procs[0].http+apiv1.PathMemories,
+				strings.NewReader(fmt.Sprintf(`{"user_id":"route-%d","text":"named leader"}`, u)))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusCreated {
+				t.Fatalf("put of route-%d: %s", u, resp.Status)
+			}
+			if l := resp.Header.Get(apiv1.HeaderShardLeader); !nodes[l] {
+				t.Logf("put of route-%d: %s %q, not one of the nodes %v", u, apiv1.HeaderShardLeader, l, nodes)
+				return false
+			}
 		}
-		resp.Body.Close()
-		if l := resp.Header.Get(apiv1.HeaderShardLeader); !nodes[l] {
-			t.Fatalf("put of route-%d: %s %q, want one of the nodes %v", u, apiv1.HeaderShardLeader, l, nodes)
-		}
-	}
+		return true
+	})
 	// Users of every shard enter at one node: without routing it forwards those it does not lead (which also
 	// shows the metric counts); a client with leader routing learns where each user's leader is.
 	put := func(c *client.Client, round int) {

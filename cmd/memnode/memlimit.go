@@ -114,10 +114,10 @@ func (c *config) minHeadroom() (int64, error) {
 	}
 	n, err := parseBytes(c.gcMinHeadroom)
 	if err != nil {
-		return 0, fmt.Errorf("--gc-min-headroom %q: %w", c.gcMinHeadroom, err)
+		return 0, fmt.Errorf("--gc-min-headroom %q: want 0 (none) or a size such as 256MiB", c.gcMinHeadroom)
 	}
-	if n == 0 {
-		return -1, nil
+	if n > gcpace.MaxMinHeadroom {
+		return 0, fmt.Errorf("--gc-min-headroom %q: at most %dGiB", c.gcMinHeadroom, gcpace.MaxMinHeadroom>>30)
 	}
 	return n, nil
 }

@@ -30,8 +30,13 @@ import (
 // for Options.IdleRelease the pacer collects and gives the free heap back (debug.FreeOSMemory), once per idle
 // spell.
 
-// DefaultMinHeadroom is Options.MinHeadroom's default.
-const DefaultMinHeadroom = 256 << 20
+// Options.MinHeadroom's default and bound, and the highest GOGC the pacer sets for it (a heap a thousand times
+// smaller than its minimum headroom is collected a little earlier than that).
+const (
+	DefaultMinHeadroom = 256 << 20
+	MaxMinHeadroom     = 1 << 40
+	maxPercent         = 100_000
+)
 
 // ErrNoHeld is New's answer to Options without Held.
 var ErrNoHeld = errors.New("gcpace: Options.Held is required")
@@ -50,9 +55,9 @@ type Options struct {
 	// MinHeadroom is the least the heap may grow, in bytes, between a collection and the next, whatever
 	// Percent gives: a small heap under a stream of writes (a new cluster's, tens of MB live, a hundred MB
 	// allocated a second) would otherwise be collected several times a second, and each collection costs its
-	// fixed share and slows every goroutine while it marks. The pacer raises GOGC above Percent as far as it
-	// takes; a large heap's headroom is larger anyway. A memory limit (GOMEMLIMIT, memnode's --memory-limit)
-	// still bounds the heap. Default 256 MiB; negative: none.
+	// fixed share and slows every goroutine while it marks. The pacer raises GOGC above Percent (and above GOGC
+	// from the environment) as far as it takes, up to 100,000; a large heap's headroom is larger anyway. A memory limit (GOMEMLIMIT, memnode's --memory-limit)
+	// still bounds the heap. Default 256 MiB; negative: none; at most MaxMinHeadroom.
 	MinHeadroom int64
 	// Interval is how often the pacer looks at the heap (the live figure changes only at each collection).
 	// Default 1s.
@@ -123,6 +128,9 @@ func New(o Options) (*Pacer, error) {
 	o.Floor = min(o.Floor, o.Percent)
 	if o.MinHeadroom == 0 {
 		o.MinHeadroom = DefaultMinHeadroom
+	}
+	if o.MinHeadroom > MaxMinHeadroom {
+		return nil, fmt.Errorf("gcpace: MinHeadroom %d: at most %d", o.MinHeadroom, int64(MaxMinHeadroom))
 	}
 	if o.Interval <= 0 {
 		o.Interval = time.Second
@@ -251,7 +259,7 @@ func headroomPercent(minHeadroom int64, live uint64) int {
 	if minHeadroom <= 0 || live == 0 {
 		return 0
 	}
-	return int((uint64(minHeadroom)*100 + live - 1) / live)
+	return int(min((uint64(minHeadroom)*100+live-1)/live, maxPercent)) // MaxMinHeadroom × 100 fits a uint64
 }
 
 func abs(x int) int { return max(x, -x) }

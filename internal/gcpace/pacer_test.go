@@ -48,6 +48,7 @@ func TestHeadroomPercent(t *testing.T) {
 		{"a small heap grows by the floor", 256 << 20, 64 << 20, 400},
 		{"rounded up", 100, 3, 3334},
 		{"a large heap's own headroom is larger", 256 << 20, 4 << 30, 7},
+		{"bounded", MaxMinHeadroom, 1, maxPercent},
 	} {
 		if got := headroomPercent(c.min, c.live); got != c.want {
 			t.Errorf("%s: headroomPercent(%d, %d) = %d, want %d", c.name, c.min, c.live, got, c.want)
