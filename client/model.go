@@ -31,7 +31,7 @@ func (c *Client) Append(ctx context.Context, user, run string, req apiv1.AppendR
 	var out apiv1.SessionState
 	p, err := userPath(apiv1.PathSessionMessages, user, "{run_id}", run)
 	if err == nil {
-		err = c.do(ctx, "POST", p, nil, req, &out)
+		err = c.doFor(ctx, user, "POST", p, nil, req, &out)
 	}
 	return out, err
 }
@@ -41,7 +41,7 @@ func (c *Client) Session(ctx context.Context, user, run string) (apiv1.SessionSt
 	var out apiv1.SessionState
 	p, err := userPath(apiv1.PathSession, user, "{run_id}", run)
 	if err == nil {
-		err = c.do(ctx, "GET", p, nil, nil, &out)
+		err = c.doFor(ctx, user, "GET", p, nil, nil, &out)
 	}
 	return out, err
 }
@@ -60,7 +60,7 @@ func (c *Client) consolidateSession(ctx context.Context, route, user, run string
 	var out apiv1.ConsolidationResult
 	p, err := userPath(route, user, "{run_id}", run)
 	if err == nil {
-		err = c.do(ctx, "POST", p, nil, struct{}{}, &out)
+		err = c.doFor(ctx, user, "POST", p, nil, struct{}{}, &out)
 	}
 	return out, err
 }
@@ -74,7 +74,7 @@ func (c *Client) Remember(ctx context.Context, user, text string, at time.Time) 
 	}
 	p, err := userPath(apiv1.PathRemember, user)
 	if err == nil {
-		err = c.do(ctx, "POST", p, nil, req, &out)
+		err = c.doFor(ctx, user, "POST", p, nil, req, &out)
 	}
 	return out, err
 }
@@ -91,7 +91,7 @@ func (c *Client) Facts(ctx context.Context, user string, all bool, asOf time.Tim
 	}
 	p, err := userPath(apiv1.PathFacts, user)
 	if err == nil {
-		err = c.do(ctx, "GET", p, q, nil, &out)
+		err = c.doFor(ctx, user, "GET", p, q, nil, &out)
 	}
 	return out.Facts, err
 }
@@ -105,7 +105,7 @@ func (c *Client) History(ctx context.Context, user, memoryID string) ([]apiv1.Hi
 	}
 	p, err := userPath(apiv1.PathHistory, user)
 	if err == nil {
-		err = c.do(ctx, "GET", p, q, nil, &out)
+		err = c.doFor(ctx, user, "GET", p, q, nil, &out)
 	}
 	return out.Events, err
 }
@@ -115,7 +115,7 @@ func (c *Client) Perceive(ctx context.Context, user string, req apiv1.SignalsReq
 	var out apiv1.SignalsResponse
 	p, err := userPath(apiv1.PathSignals, user)
 	if err == nil {
-		err = c.do(ctx, "POST", p, nil, req, &out)
+		err = c.doFor(ctx, user, "POST", p, nil, req, &out)
 	}
 	return out, err
 }
@@ -125,7 +125,7 @@ func (c *Client) Daily(ctx context.Context, user, signal string) (apiv1.Aggregat
 	var out apiv1.AggregatesResponse
 	p, err := userPath(apiv1.PathAggregates, user, "{signal}", signal)
 	if err == nil {
-		err = c.do(ctx, "GET", p, nil, nil, &out)
+		err = c.doFor(ctx, user, "GET", p, nil, nil, &out)
 	}
 	return out, err
 }
@@ -135,7 +135,7 @@ func (c *Client) Consolidate(ctx context.Context, user string) (apiv1.Consolidat
 	var out apiv1.ConsolidateResponse
 	p, err := userPath(apiv1.PathConsolidate, user)
 	if err == nil {
-		err = c.do(ctx, "POST", p, nil, struct{}{}, &out)
+		err = c.doFor(ctx, user, "POST", p, nil, struct{}{}, &out)
 	}
 	return out, err
 }
@@ -145,7 +145,7 @@ func (c *Client) CorrectPattern(ctx context.Context, user, key string) (apiv1.Co
 	var out apiv1.ConsolidateResponse
 	p, err := userPath(apiv1.PathPatternCorrect, user)
 	if err == nil {
-		err = c.do(ctx, "POST", p, nil, apiv1.CorrectRequest{Key: key}, &out)
+		err = c.doFor(ctx, user, "POST", p, nil, apiv1.CorrectRequest{Key: key}, &out)
 	}
 	return out, err
 }
@@ -156,7 +156,7 @@ func (c *Client) Graph(ctx context.Context, user, concept string, depth int) (ap
 	q := url.Values{"concept": {concept}, "depth": {strconv.Itoa(depth)}}
 	p, err := userPath(apiv1.PathGraph, user)
 	if err == nil {
-		err = c.do(ctx, "GET", p, q, nil, &out)
+		err = c.doFor(ctx, user, "GET", p, q, nil, &out)
 	}
 	return out, err
 }
@@ -166,7 +166,7 @@ func (c *Client) Context(ctx context.Context, user string, req apiv1.ContextRequ
 	var out apiv1.ContextResponse
 	p, err := userPath(apiv1.PathContext, user)
 	if err == nil {
-		err = c.do(ctx, "POST", p, nil, req, &out)
+		err = c.doFor(ctx, user, "POST", p, nil, req, &out)
 	}
 	return out, err
 }
@@ -175,13 +175,13 @@ func (c *Client) Context(ctx context.Context, user string, req apiv1.ContextRequ
 // per-type ages when not empty.
 func (c *Client) TierRun(ctx context.Context, user, olderThan string) (apiv1.TierRunResponse, error) {
 	var out apiv1.TierRunResponse
-	err := c.do(ctx, "POST", apiv1.PathTierRun, nil, apiv1.TierRunRequest{UserID: user, OlderThan: olderThan}, &out)
+	err := c.doFor(ctx, user, "POST", apiv1.PathTierRun, nil, apiv1.TierRunRequest{UserID: user, OlderThan: olderThan}, &out)
 	return out, err
 }
 
 // TierStatus returns user's hot and cold counts and bytes per memory type.
 func (c *Client) TierStatus(ctx context.Context, user string) (apiv1.TierStatusResponse, error) {
 	var out apiv1.TierStatusResponse
-	err := c.do(ctx, "GET", apiv1.PathTierStatus, url.Values{"user_id": {user}}, nil, &out)
+	err := c.doFor(ctx, user, "GET", apiv1.PathTierStatus, url.Values{"user_id": {user}}, nil, &out)
 	return out, err
 }

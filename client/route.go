@@ -11,8 +11,9 @@ import (
 	"time"
 )
 
-// WithLeaderRouting sends a user's memory requests (put, batch put, get, update, delete, search; not stale reads,
-// which any replica answers) to the node that leads the user's shard, as the cluster names it on earlier answers
+// WithLeaderRouting sends the requests about one user (memories, sessions, facts, patterns, context, tiering;
+// not stale reads, which any replica answers, and not workspace, export or forget requests) to the node that
+// leads the user's shard, as the cluster names it on earlier answers
 // (apiv1.HeaderShardLeader), instead of to the client's address, which forwards what it does not lead: one
 // network hop and one node's work less a request. A user's first request, and any while its leader is unknown or
 // unreachable, goes to the client's address. A leader the client cannot connect to within a second is left alone
@@ -79,9 +80,10 @@ func (r *router) base(user string) *url.URL {
 	return u
 }
 
-// learn records the leader an answer named for user; an empty, unusable, unlisted or down name forgets it.
+// learn records the leader an answer named for user; an unusable, unlisted or down name forgets the user's
+// route, and an answer that names none (a route that does not, an older node) leaves it as it was.
 func (r *router) learn(user, leader string) {
-	if r == nil || user == "" {
+	if r == nil || user == "" || leader == "" {
 		return
 	}
 	r.mu.Lock()

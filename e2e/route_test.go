@@ -73,5 +73,18 @@ func checkLeaderRouting(t *testing.T, procs []*proc) {
 		round++
 		return metricSum(procs, forwardedPuts) == before
 	})
-	t.Logf("leader routing: %d rounds of 16 puts in all", round)
+	// A session's appends (a read of the session and a transaction each) follow the same routes.
+	appends := 0
+	waitFor(t, 60*time.Second, "a round of 16 routed session appends that no node forwards", func() bool {
+		before := metricSum(procs, forwardedPuts)
+		for u := range 16 {
+			if _, err := c.Append(ctx, fmt.Sprintf("route-%d", u), "run-1", apiv1.AppendRequest{Messages: []apiv1.Message{
+				{Role: "user", Text: fmt.Sprintf("turn %d", appends)}}}); err != nil {
+				t.Fatalf("routed append: %v", err)
+			}
+		}
+		appends++
+		return metricSum(procs, forwardedPuts) == before
+	})
+	t.Logf("leader routing: %d rounds of 16 puts and %d of 16 appends in all", round, appends)
 }

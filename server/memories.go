@@ -184,10 +184,16 @@ func (s *Server) shard(w http.ResponseWriter, r *http.Request, user string) (uin
 		s.fail(w, r, err)
 		return 0, false
 	}
+	s.nameLeader(w, shard)
+	return shard, true
+}
+
+// nameLeader names the node known to lead shard on the answer (apiv1.HeaderShardLeader), for clients that
+// route a user's requests to it.
+func (s *Server) nameLeader(w http.ResponseWriter, shard uint32) {
 	if u := s.c.LeaderURL(shard); u != "" {
 		w.Header().Set(apiv1.HeaderShardLeader, u)
 	}
-	return shard, true
 }
 
 func boolParam(w http.ResponseWriter, r *http.Request, name string) (bool, bool) {

@@ -88,7 +88,14 @@ var (
 // transact runs decide until its transaction commits without a conflict, and answers failures itself.
 func (s *Server) transact(w http.ResponseWriter, r *http.Request, user string,
 	decide func(ctx context.Context, shard uint32, t *userTxn) error) bool {
-	err := s.transactCtx(r.Context(), user, decide)
+	named := false
+	err := s.transactCtx(r.Context(), user, func(ctx context.Context, shard uint32, t *userTxn) error {
+		if !named {
+			s.nameLeader(w, shard)
+			named = true
+		}
+		return decide(ctx, shard, t)
+	})
 	if err == nil {
 		return true
 	}

@@ -108,7 +108,7 @@ func (o *benchOptions) addFlags(f *pflag.FlagSet, defaultClients int) {
 	f.DurationVar(&o.warmup, "warmup", benchDefaultWarmup, "run time before measuring starts, 0 for none")
 	f.StringSliceVar(&o.addrList, "addr-list", nil, "node addresses to spread clients over round-robin, comma-separated (default: --addr)")
 	f.Float64Var(&o.rate, "rate", 0, "requests per second in all, open loop, latency counted from when each was due (default 0: closed loop)")
-	f.StringVar(&o.route, "route", benchRouteNode, "where a client sends a user's requests: node (its node, which forwards to the shard's leader) or leader (the leader the cluster named on an earlier answer, when it is one of the addresses given; write and search only)")
+	f.StringVar(&o.route, "route", benchRouteNode, "where a client sends a user's requests: node (its node, which forwards to the shard's leader) or leader (the leader the cluster named on an earlier answer, when it is one of the addresses given)")
 }
 
 // validate checks the shared flags and returns the node addresses to use.
@@ -129,15 +129,6 @@ func (o *benchOptions) validate(g *globals) ([]string, error) {
 		return nil, fmt.Errorf("--route %q: must be %s or %s", o.route, benchRouteNode, benchRouteLeader)
 	}
 	return benchAddrs(g.addr, o.addrList)
-}
-
-// notRouted refuses --route leader for a bench whose requests the client does not route (only memory puts,
-// reads and searches are).
-func (o *benchOptions) notRouted(bench string) error {
-	if o.route == benchRouteLeader {
-		return fmt.Errorf("--route leader: bench %s sends requests the client does not route (only bench write and search do)", bench)
-	}
-	return nil
 }
 
 // benchAddrs returns list, checked, or just addr when list is empty.

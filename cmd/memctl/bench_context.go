@@ -145,9 +145,6 @@ func (o *benchContextOptions) addFlags(f *pflag.FlagSet) {
 
 func (o *benchContextOptions) validate(g *globals) ([]string, error) {
 	addrs, err := o.benchOptions.validate(g)
-	if err == nil {
-		err = o.notRouted("context")
-	}
 	switch {
 	case err != nil:
 		return nil, err

@@ -85,9 +85,6 @@ func (o *benchSessionOptions) validate(g *globals) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := o.notRouted("session"); err != nil {
-		return nil, err
-	}
 	if o.turns < 1 || o.turns > apiv1.MaxMessages {
 		return nil, fmt.Errorf("--turns %d: must be between 1 and %d", o.turns, apiv1.MaxMessages)
 	}
