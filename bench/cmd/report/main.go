@@ -62,6 +62,7 @@ type Peers struct {
 
 // Write is the part of memctl bench's and etcdpeer load's JSON that the report uses.
 type Write struct {
+	Route     string  `json:"route"` // memcluster's --route; empty for etcd and older runs (node)
 	OpsPerS   float64 `json:"ops_per_s"`
 	Errors    int64   `json:"errors"`
 	LatencyMs struct {
@@ -217,9 +218,16 @@ func main() {
 		w("Measured %s (the write runs can be repeated apart from the rest: `SKIP_GOBENCH=1 SKIP_PEERS=1 bench/run.sh`).\n", when.UTC().Format("2006-01-02 15:04 UTC"))
 	}
 	w("*memcluster*: three `memnode` processes (`make build`; `--bootstrap-expect 3 --join --gossip-profile local`, 16 shards ×\n")
+	route := writeRoute(writeClients(*in))
 	w("3 replicas, HTTP on 127.0.0.1:27480/27490/27500), loaded by `memctl -o json bench write --clients N --duration %s\n", *dur)
-	w("--addr-list …` (single-memory puts of ~200 bytes of text, embedded and indexed in the request path, clients\n")
-	w("spread over the three nodes). *etcd*: three etcd v3.6.5 members embedded in one helper process (`bench/etcdpeer`, a\n")
+	w("--route %s --addr-list …` (single-memory puts of ~200 bytes of text, embedded and indexed in the request path, clients\n", route)
+	if route == "leader" {
+		w("spread over the three nodes, each sending a user's puts to the node that leads the user's shard once an answer\n")
+		w("has named it; etcd's clients go through their member, which forwards to its leader).\n")
+	} else {
+		w("spread over the three nodes, which forward a put to its shard's leader).\n")
+	}
+	w("*etcd*: three etcd v3.6.5 members embedded in one helper process (`bench/etcdpeer`, a\n")
 	w("throwaway nested module; each member has its own data dir and fsyncs its own WAL), loaded by `etcdpeer load` with\n")
 	w("clientv3 puts of 200-byte values under fresh keys, clients spread over the three members, 1 s warm-up, %s measured.\n", *dur)
 	w("Both acknowledge a write once a quorum has fsynced it. Both clusters run side by side and each repetition\n")
@@ -299,6 +307,16 @@ func readWrites(prefix string) ([]Write, error) {
 		ws = append(ws, x)
 	}
 	return ws, firstErr
+}
+
+// writeRoute is the --route of memcluster's write runs (node for runs older than the flag).
+func writeRoute(clients []int) string {
+	for _, c := range clients {
+		if ws, _ := readWrites(fmt.Sprintf("memcluster-c%d", c)); len(ws) > 0 && ws[0].Route != "" {
+			return ws[0].Route
+		}
+	}
+	return "node"
 }
 
 func summary(ws []Write) (ops, p50, p99 float64) {
