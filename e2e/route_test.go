@@ -25,22 +25,30 @@ func checkLeaderRouting(t *testing.T, procs []*proc) {
 	for _, p := range procs {
 		nodes["http://"+p.http] = true
 	}
-	// Right after formation the leader balancer may be moving leaderships: wait for a round that names them all.
+	// Right after formation the leader balancer may be moving leaderships: wait for a round that names them all,
+	// on puts and on context reads.
+	names := func(path, body string, want int) bool {
+		req, _ := http.NewRequest("POST", "http://"+procs[0].http+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("POST %s: %s", path, resp.Status)
+		}
+		if l := resp.Header.Get(apiv1.HeaderShardLeader); !nodes[l] {
+			t.Logf("POST %s: %s %q, not one of the nodes %v", path, apiv1.HeaderShardLeader, l, nodes)
+			return false
+		}
+		return true
+	}
 	waitFor(t, 30*time.Second, "answers naming the leader of each user's shard", func() bool {
 		for u := range 4 {
-			req, _ := http.NewRequest("POST", "http://"+procs[0].http+apiv1.PathMemories,
-				strings.NewReader(fmt.Sprintf(`{"user_id":"route-%d","text":"named leader"}`, u)))
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusCreated {
-				t.Fatalf("put of route-%d: %s", u, resp.Status)
-			}
-			if l := resp.Header.Get(apiv1.HeaderShardLeader); !nodes[l] {
-				t.Logf("put of route-%d: %s %q, not one of the nodes %v", u, apiv1.HeaderShardLeader, l, nodes)
+			user := fmt.Sprintf("route-%d", u)
+			if !names(apiv1.PathMemories, `{"user_id":"`+user+`","text":"named leader"}`, http.StatusCreated) ||
+				!names(strings.Replace(apiv1.PathContext, "{user_id}", user, 1), `{"query":"named"}`, http.StatusOK) {
 				return false
 			}
 		}

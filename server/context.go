@@ -37,6 +37,7 @@ func (s *Server) handleContext(w http.ResponseWriter, r *http.Request, c *decode
 	user, req := c.user, c.body
 	cr, err := s.newContextRun(r.Context(), user, req)
 	if err == nil {
+		s.nameLeader(w, cr.shard)
 		err = cr.retrieve()
 	}
 	if err != nil {
