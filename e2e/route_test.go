@@ -63,6 +63,15 @@ func checkLeaderRouting(t *testing.T, procs []*proc) {
 			}
 		}
 	}
+	// What the writes cost the disks is exported (write amplification: WAL, flush and compaction bytes).
+	waitFor(t, 30*time.Second, "storage WAL bytes exported by every node", func() bool {
+		for i := range procs {
+			if metricSum(procs[i:i+1], "memcluster_storage_wal_bytes_total") == 0 {
+				return false
+			}
+		}
+		return true
+	})
 	round := 0
 	waitFor(t, 60*time.Second, "a round of 16 puts through one node that it forwards", func() bool {
 		before := metricSum(procs, forwardedPuts)

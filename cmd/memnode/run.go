@@ -134,6 +134,7 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 		return err
 	}
 	defer db.Close()
+	registerDiskStats(reg, db)
 
 	httpLn, err := net.Listen("tcp", cluster.ListenAddr(c.bindHost, c.httpAddr))
 	if err != nil {

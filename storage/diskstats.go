@@ -1,0 +1,33 @@
+package storage
+
+// DiskStats is what the DB has written since it opened: the bytes behind a put's write amplification (each
+// put is written to the WAL as a raft entry and as a record, then again by flushes and by every compaction
+// that rewrites it) and the state of level 0, where flushes land.
+type DiskStats struct {
+	WALBytes        uint64 // bytes written to the write-ahead log
+	FlushBytes      uint64 // bytes of tables written by flushes
+	CompactionBytes uint64 // bytes of tables written by compactions
+	Flushes         int64
+	Compactions     int64
+	L0Tables        int64 // tables in level 0 now
+	LiveBytes       int64 // bytes of live tables now
+}
+
+// DiskStats reads the DB's write counters; zero once the DB is closed.
+func (d *DB) DiskStats() DiskStats {
+	d.closeMu.RLock()
+	defer d.closeMu.RUnlock()
+	if d.closed {
+		return DiskStats{}
+	}
+	m := d.db.Metrics()
+	s := DiskStats{WALBytes: m.WAL.BytesWritten, Flushes: m.Flush.Count, Compactions: m.Compact.Count,
+		L0Tables: m.Levels[0].TablesCount}
+	// Summed here, not with Metrics.Total, which counts the WAL's bytes as flushed too.
+	for _, l := range m.Levels {
+		s.FlushBytes += l.TableBytesFlushed
+		s.CompactionBytes += l.TableBytesCompacted
+		s.LiveBytes += l.TablesSize
+	}
+	return s
+}
