@@ -36,8 +36,8 @@ func TestDiskStatsCountsEachWriteOnce(t *testing.T) {
 	if s.Flushes < 1 || s.FlushBytes == 0 || s.FlushBytes > s.WALBytes {
 		t.Errorf("%d flushes wrote %d bytes of tables from a WAL of %d bytes", s.Flushes, s.FlushBytes, s.WALBytes)
 	}
-	if s.L0Tables == 0 || s.LiveBytes == 0 {
-		t.Errorf("after a flush: %d tables in L0, %d live bytes", s.L0Tables, s.LiveBytes)
+	if s.LiveBytes == 0 { // where the tables are depends on Pebble's own compactions meanwhile
+		t.Errorf("after two flushes: %d live bytes", s.LiveBytes)
 	}
 	if err := p.Compact(context.Background(), []byte("k"), []byte("l"), true); err != nil {
 		t.Fatal(err)
