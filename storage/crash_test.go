@@ -371,32 +371,48 @@ func TestCrashDuringRestore(t *testing.T) {
 // A crash in the middle of a snapshot restore leaves the marker (written with Sync before anything is
 // deleted); restoring again from the marker's state gives exactly the state of a restore without crash.
 // A crash while the restore still reads the stream's first bytes (to refuse a lazy marker) comes before the
-// marker and before any deletion: then no marker is required, and restoring again must still give that state.
+// marker: then nothing of the old state may be gone or changed and no marker may be there, and restoring again
+// must still give the restore's state.
 func crashDuringRestore(t *testing.T, seed int64) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 2))
 	snapshot, index := bigSnapshot(t, rng)
 	ref := restoredState(t, snapshot)
-	for range 3 {
+	for i := range 3 {
 		fs := vfs.NewCrashableMem()
 		db := openCrashDB(t, fs)
 		f, _ := NewShardFSM(db, crashShard, nil, quietLog(), nil)
-		replayRandomly(t, f, crashWorkload(rng, 3)[0], rng) // state the restore replaces
+		replayRandomly(t, f, crashWorkload(rng, 3)[0], rng)     // state the restore replaces
+		if err := db.db.LogData(nil, pebble.Sync); err != nil { // durable, so a crash before the marker keeps it all
+			t.Fatal(err)
+		}
+		old := shardState(t, db, crashShard)
 		var clone *vfs.MemFS
 		var marked bool
-		at := rng.Int64N(int64(len(snapshot)))
+		// At 0 the reader would never call crash. The first crash comes within the first 4 KiB, which the
+		// restore reads before its marker (refuseLazy's buffer), so each seed checks that case too.
+		span := int64(len(snapshot)) - 1
+		if i == 0 {
+			span = min(span, 4096)
+		}
+		at := 1 + rng.Int64N(span)
 		r := &crashingReader{r: bytes.NewReader(snapshot), at: at, crash: func() {
-			marked, _ = db.Restoring(crashShard)
+			var err error
+			if marked, err = db.Restoring(crashShard); err != nil {
+				t.Errorf("read the restore marker at the crash: %v", err)
+			}
 			clone = fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(101), RNG: rng})
 		}}
 		if err := f.Restore(io.NopCloser(r)); err != nil {
 			t.Fatal(err)
 		}
 		db.Close()
-		checkRestoreCrash(t, seed, at, marked, clone, snapshot, index, ref)
+		checkRestoreCrash(t, seed, at, marked, clone, snapshot, index, ref, old)
 	}
 }
 
-func checkRestoreCrash(t *testing.T, seed, at int64, marked bool, clone vfs.FS, snapshot []byte, index uint64, ref []string) {
+// checkRestoreCrash checks the DB a crash after at bytes of the snapshot left: with the restore marker if it was
+// on disk at the crash (marked), else with the old state intact; a redone restore gives ref either way.
+func checkRestoreCrash(t *testing.T, seed, at int64, marked bool, clone vfs.FS, snapshot []byte, index uint64, ref, old []string) {
 	t.Helper()
 	fail := func(format string, args ...any) {
 		t.Helper()
@@ -408,8 +424,18 @@ func checkRestoreCrash(t *testing.T, seed, at int64, marked bool, clone vfs.FS, 
 		fail("DB does not open after the crash: %v", err)
 	}
 	defer db.Close()
-	if restoring, err := db.Restoring(crashShard); err != nil || (marked && !restoring) {
-		fail("restore marker missing after a crash mid-restore (%v): the partial state would be served", err)
+	restoring, err := db.Restoring(crashShard)
+	switch {
+	case err != nil:
+		fail("read the restore marker: %v", err)
+	case marked && !restoring:
+		fail("restore marker missing after a crash mid-restore: the partial state would be served")
+	case !marked && restoring:
+		fail("a restore marker the crash came before")
+	case !marked:
+		if got := shardState(t, db, crashShard); stateDiff(got, old) != "equal" {
+			fail("a crash before the restore marker changed the old state: %s", stateDiff(got, old))
+		}
 	}
 	f, _ := NewShardFSM(db, crashShard, nil, quietLog(), nil)
 	if err := f.Restore(io.NopCloser(bytes.NewReader(snapshot))); err != nil {

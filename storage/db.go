@@ -99,6 +99,7 @@ type DB struct {
 	// closed makes later ones answer 0.
 	closeMu sync.RWMutex
 	closed  bool
+	final   DiskStats // DiskStats as Close found them
 
 	// records caches records' bytes for GetMemory; nil when Options.RecordCacheSize is negative. Every batch
 	// this package commits goes through commit, which keeps it coherent.
@@ -175,6 +176,7 @@ func (d *DB) Pebble() *pebble.DB { return d.db }
 func (d *DB) Close() error {
 	d.closeMu.Lock()
 	defer d.closeMu.Unlock()
+	d.final = d.diskStats() // counters read after Close keep their last values
 	d.closed = true
 	return d.db.Close()
 }

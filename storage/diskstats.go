@@ -6,20 +6,25 @@ package storage
 type DiskStats struct {
 	WALBytes        uint64 // bytes written to the write-ahead log
 	FlushBytes      uint64 // bytes of tables written by flushes
-	CompactionBytes uint64 // bytes of tables written by compactions
-	Flushes         int64
-	Compactions     int64
-	L0Tables        int64 // tables in level 0 now
-	LiveBytes       int64 // bytes of live tables now
+	CompactionBytes uint64 // bytes of tables written by compactions that completed
+	Flushes         int64  // flushes begun, failed ones included
+	Compactions     int64  // compactions of every kind (moves and deletions write no tables), failed ones included
+	L0Tables        int64  // tables in level 0 now
+	LiveBytes       int64  // bytes of live tables now
 }
 
-// DiskStats reads the DB's write counters; zero once the DB is closed.
+// DiskStats reads the DB's write counters; once the DB is closed, their values at Close.
 func (d *DB) DiskStats() DiskStats {
 	d.closeMu.RLock()
 	defer d.closeMu.RUnlock()
 	if d.closed {
-		return DiskStats{}
+		return d.final
 	}
+	return d.diskStats()
+}
+
+// diskStats reads them from the open DB; the caller holds closeMu.
+func (d *DB) diskStats() DiskStats {
 	m := d.db.Metrics()
 	s := DiskStats{WALBytes: m.WAL.BytesWritten, Flushes: m.Flush.Count, Compactions: m.Compact.Count,
 		L0Tables: m.Levels[0].TablesCount}

@@ -6,35 +6,54 @@ import (
 	"github.com/memcluster/memcluster/storage"
 )
 
-// registerDiskStats exports what the node's Pebble DB writes (storage.DiskStats): the WAL, flush and compaction
-// bytes per acknowledged put are its write amplification, and a growing level 0 means compactions fall behind.
+// diskStatsCollector exports what the node's Pebble DB writes (storage.DiskStats), read once a scrape so that
+// the series agree with each other: the WAL, flush and compaction bytes per acknowledged put are its write
+// amplification, and a growing level 0 means compactions fall behind.
+type diskStatsCollector struct {
+	db     *storage.DB
+	series []diskSeries
+}
+
+type diskSeries struct {
+	desc  *prometheus.Desc
+	kind  prometheus.ValueType
+	value func(storage.DiskStats) float64
+}
+
 func registerDiskStats(reg prometheus.Registerer, db *storage.DB) {
-	series := []struct {
-		name, help string
-		counter    bool
-		value      func(storage.DiskStats) float64
-	}{
-		{"memcluster_storage_wal_bytes_total", "bytes written to the storage write-ahead log", true,
-			func(s storage.DiskStats) float64 { return float64(s.WALBytes) }},
-		{"memcluster_storage_flush_bytes_total", "bytes of tables written by memtable flushes", true,
-			func(s storage.DiskStats) float64 { return float64(s.FlushBytes) }},
-		{"memcluster_storage_compaction_bytes_total", "bytes of tables written by compactions", true,
-			func(s storage.DiskStats) float64 { return float64(s.CompactionBytes) }},
-		{"memcluster_storage_flushes_total", "memtable flushes", true,
-			func(s storage.DiskStats) float64 { return float64(s.Flushes) }},
-		{"memcluster_storage_compactions_total", "compactions", true,
-			func(s storage.DiskStats) float64 { return float64(s.Compactions) }},
-		{"memcluster_storage_l0_tables", "tables in level 0 (flushes land there; compactions drain it)", false,
-			func(s storage.DiskStats) float64 { return float64(s.L0Tables) }},
-		{"memcluster_storage_live_bytes", "bytes of live tables", false,
-			func(s storage.DiskStats) float64 { return float64(s.LiveBytes) }},
+	s := func(name, help string, kind prometheus.ValueType, value func(storage.DiskStats) float64) diskSeries {
+		return diskSeries{prometheus.NewDesc(name, help, nil, nil), kind, value}
 	}
-	for _, m := range series {
-		read := func() float64 { return m.value(db.DiskStats()) }
-		if m.counter {
-			reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: m.name, Help: m.help}, read))
-		} else {
-			reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: m.name, Help: m.help}, read))
-		}
+	reg.MustRegister(&diskStatsCollector{db: db, series: []diskSeries{
+		s("memcluster_storage_wal_bytes_total", "bytes written to the storage write-ahead log", prometheus.CounterValue,
+			func(d storage.DiskStats) float64 { return float64(d.WALBytes) }),
+		s("memcluster_storage_flush_bytes_total", "bytes of tables written by memtable flushes", prometheus.CounterValue,
+			func(d storage.DiskStats) float64 { return float64(d.FlushBytes) }),
+		s("memcluster_storage_compaction_bytes_total", "bytes of tables written by compactions that completed",
+			prometheus.CounterValue, func(d storage.DiskStats) float64 { return float64(d.CompactionBytes) }),
+		s("memcluster_storage_flushes_total", "memtable flushes begun, failed ones included", prometheus.CounterValue,
+			func(d storage.DiskStats) float64 { return float64(d.Flushes) }),
+		s("memcluster_storage_compactions_total",
+			"compactions of every kind (moves and deletions write no tables), failed ones included",
+			prometheus.CounterValue, func(d storage.DiskStats) float64 { return float64(d.Compactions) }),
+		s("memcluster_storage_l0_tables", "tables in level 0 (flushes land there; compactions drain it)",
+			prometheus.GaugeValue, func(d storage.DiskStats) float64 { return float64(d.L0Tables) }),
+		s("memcluster_storage_live_bytes", "bytes of live tables", prometheus.GaugeValue,
+			func(d storage.DiskStats) float64 { return float64(d.LiveBytes) }),
+	}})
+}
+
+// Describe implements prometheus.Collector.
+func (c *diskStatsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, s := range c.series {
+		ch <- s.desc
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *diskStatsCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.db.DiskStats()
+	for _, s := range c.series {
+		ch <- prometheus.MustNewConstMetric(s.desc, s.kind, s.value(st))
 	}
 }

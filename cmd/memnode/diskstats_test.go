@@ -1,0 +1,51 @@
+package main
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/memcluster/memcluster/storage"
+)
+
+// Every storage series is exported, the counters as counters, from one read of the DB's stats.
+func TestDiskStatsExported(t *testing.T) {
+	db, err := storage.Open("db", storage.Options{FS: vfs.NewMem(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Pebble().Set([]byte("k"), make([]byte, 1024), pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	registerDiskStats(reg, db)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		m := f.GetMetric()[0]
+		if c := m.GetCounter(); c != nil {
+			got[f.GetName()] = c.GetValue()
+		} else {
+			got[f.GetName()] = m.GetGauge().GetValue()
+		}
+	}
+	if len(got) != 7 {
+		t.Errorf("%d series exported, want 7: %v", len(got), got)
+	}
+	if got["memcluster_storage_wal_bytes_total"] < 1024 {
+		t.Errorf("WAL bytes %v after a 1 KiB write", got["memcluster_storage_wal_bytes_total"])
+	}
+	for _, f := range families {
+		if name := f.GetName(); strings.HasSuffix(name, "_total") && f.GetType().String() != "COUNTER" {
+			t.Errorf("%s is a %s", name, f.GetType())
+		}
+	}
+}
