@@ -95,11 +95,12 @@ type DB struct {
 	opts   Options
 	health *diskHealth
 
-	// closeMu orders Close after HeapBytes calls in flight (a background reader may outlive the node's jobs);
-	// closed makes later ones answer 0.
+	// closeMu orders Close after HeapBytes and DiskStats calls in flight (a background reader or a metrics
+	// scrape may outlive the node's jobs); once closed, HeapBytes answers 0 and DiskStats final, its values as
+	// Close found them (counters never go back).
 	closeMu sync.RWMutex
 	closed  bool
-	final   DiskStats // DiskStats as Close found them
+	final   DiskStats
 
 	// records caches records' bytes for GetMemory; nil when Options.RecordCacheSize is negative. Every batch
 	// this package commits goes through commit, which keeps it coherent.
