@@ -3,8 +3,10 @@
 # rounds of the builds in the order given: `memctl bench write` at CLIENTS clients ("1 64") for DUR (5s) each,
 # with the CPU the three nodes spent per acknowledged put (from /proc/PID/stat), during the run and until the
 # nodes are back near idle after it (drain_s, cpu_ms_per_put_drained: work deferred past the run still counts).
-# Compares two builds on a busy machine; every other round runs them in reverse order. Usage: bench/write-ab.sh DIR[:ROUTE] [DIR[:ROUTE] ...], each DIR holding a build's memnode and memctl (e.g. bin), ROUTE the
-# clients' --route (node or leader; none given: memctl's default, for builds older than the flag);
+# Compares two builds on a busy machine; every other round runs them in reverse order. Usage: bench/write-ab.sh
+# DIR[:ROUTE[:SHARDS]] [...], each DIR holding a build's memnode and memctl (e.g. bin), ROUTE the clients'
+# --route (node or leader; empty or none given: memctl's default, for builds older than the flag), SHARDS the
+# cluster's --shards (16);
 # env ROUNDS (2), CLIENTS, DUR.
 # With ETCDPEER set to a built bench/etcdpeer (cd bench/etcdpeer && go build -o /tmp/etcdpeer .), three etcd
 # members run beside the rounds and are loaded the same way after each round, for the ratio in the same minutes.
@@ -29,11 +31,15 @@ etcd_round() {
   done
 }
 ticks() { local t=0; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo $t; }
-run() { # dir[:route]
-  local data pids label=$1 route=
-  case $1 in *:*) route="--route ${1##*:}" ;; esac
+run() { # dir[:route[:shards]]
+  local data pids label=$1 route= shards=16 rest
+  case $1 in *:*)
+    rest=${1#*:}
+    case $rest in *:*) shards=${rest#*:}; rest=${rest%%:*} ;; esac
+    [ -n "$rest" ] && route="--route $rest" ;;
+  esac
   data=$(mktemp -d)
-  export DATA=$data BIN=${1%%:*} MEMNODE_EXTRA="--shards 16 --replicas 3 --gossip-profile local"
+  export DATA=$data BIN=${1%%:*} MEMNODE_EXTRA="--shards $shards --replicas 3 --gossip-profile local"
   scripts/cluster.sh start >/dev/null || return
   pids=$(cat "$data"/n*.pid)
   for c in ${CLIENTS:-1 64}; do
