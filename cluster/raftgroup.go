@@ -43,7 +43,7 @@ func SnapshotDir(dataDir string, group uint32) string {
 
 // openRaft starts a raft group over the shared Pebble DB (log and stable store) and the shared TCP port.
 func (n *Node) openRaft(group uint32, fsm raft.FSM, restoreOnStart bool, notify chan bool) (*raftGroup, error) {
-	store, err := raftstore.New(n.db.Pebble(), storage.RaftPrefix(group), raftstore.Options{})
+	store, err := raftstore.New(n.db.Pebble(), storage.RaftPrefix(group), raftstore.Options{Syncs: n.db.SyncedWrites()})
 	if err != nil {
 		return nil, fmt.Errorf("raft store of group %d: %w", group, err)
 	}

@@ -15,6 +15,7 @@ import (
 
 // Set implements raft.StableStore.
 func (s *Store) Set(key, val []byte) error {
+	s.countSync(1)
 	if err := s.db.Set(s.keys.stableKey(key), val, s.wo); err != nil {
 		return fmt.Errorf("set %q: %w", key, err)
 	}

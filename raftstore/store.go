@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/hashicorp/raft"
@@ -14,9 +15,10 @@ import (
 // under its own key prefix in a Pebble DB that other groups share. The
 // caller owns the DB and closes it after every Store on it is done.
 type Store struct {
-	db   *pebble.DB
-	keys keys
-	wo   *pebble.WriteOptions
+	db    *pebble.DB
+	keys  keys
+	wo    *pebble.WriteOptions
+	syncs *atomic.Uint64 // Options.Syncs; nil: not counted
 
 	// writeMu serialises writers so the cached bounds are updated in the
 	// same order as the batches commit. Raft appends from one goroutine but
@@ -54,6 +56,8 @@ func New(db *pebble.DB, prefix []byte, opts Options) (*Store, error) {
 	s := &Store{db: db, keys: newKeys(prefix), wo: pebble.Sync}
 	if opts.NoSync {
 		s.wo = pebble.NoSync
+	} else {
+		s.syncs = opts.Syncs
 	}
 	first, last, err := s.seekBounds()
 	if err != nil {
@@ -154,6 +158,7 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	s.countSync(len(logs))
 	if err := b.Commit(s.wo); err != nil {
 		return fmt.Errorf("store logs %d-%d: %w", lo, hi, err)
 	}
@@ -164,6 +169,13 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 	s.last = max(s.last, hi)
 	s.boundsMu.Unlock()
 	return nil
+}
+
+// countSync adds what a synced write carries to Options.Syncs: its raft entries, or 1.
+func (s *Store) countSync(n int) {
+	if s.syncs != nil {
+		s.syncs.Add(uint64(n))
+	}
 }
 
 // DeleteRange implements raft.LogStore with one range tombstone, so
@@ -186,6 +198,7 @@ func (s *Store) DeleteRange(lo, hi uint64) error {
 	defer s.writeMu.Unlock()
 	// Synced like appends: a lost tail truncation would resurrect entries
 	// that raft already replaced on this follower.
+	s.countSync(1)
 	if err := b.Commit(s.wo); err != nil {
 		return fmt.Errorf("delete logs %d-%d: %w", lo, hi, err)
 	}

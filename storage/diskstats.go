@@ -11,6 +11,9 @@ type DiskStats struct {
 	Compactions     int64  // compactions of every kind (moves and deletions write no tables), failed ones included
 	L0Tables        int64  // tables in level 0 now
 	LiveBytes       int64  // bytes of live tables now
+	WALSyncs        uint64 // syncs of the write-ahead log
+	WALSyncsHeld    uint64 // syncs after which the group commit held the next back
+	SyncedEntries   uint64 // what the synced writes counted in SyncedWrites carried (raft entries)
 }
 
 // DiskStats reads the DB's write counters; once the DB is closed, their values at Close.
@@ -27,7 +30,8 @@ func (d *DB) DiskStats() DiskStats {
 func (d *DB) diskStats() DiskStats {
 	m := d.db.Metrics()
 	s := DiskStats{WALBytes: m.WAL.BytesWritten, Flushes: m.Flush.Count, Compactions: m.Compact.Count,
-		L0Tables: m.Levels[0].TablesCount}
+		L0Tables: m.Levels[0].TablesCount, WALSyncs: d.pacer.syncs.Load(), WALSyncsHeld: d.pacer.held.Load(),
+		SyncedEntries: d.pacer.entries.Load()}
 	// Summed here, not with Metrics.Total, which counts the WAL's bytes as flushed too.
 	for _, l := range m.Levels {
 		s.FlushBytes += l.TableBytesFlushed

@@ -40,6 +40,13 @@ func registerDiskStats(reg prometheus.Registerer, db *storage.DB) {
 			prometheus.GaugeValue, func(d storage.DiskStats) float64 { return float64(d.L0Tables) }),
 		s("memcluster_storage_live_bytes", "bytes of live tables", prometheus.GaugeValue,
 			func(d storage.DiskStats) float64 { return float64(d.LiveBytes) }),
+		s("memcluster_storage_wal_syncs_total", "syncs of the storage write-ahead log", prometheus.CounterValue,
+			func(d storage.DiskStats) float64 { return float64(d.WALSyncs) }),
+		s("memcluster_storage_wal_syncs_held_total",
+			"write-ahead log syncs after which the group commit held the next back (--group-commit-interval)",
+			prometheus.CounterValue, func(d storage.DiskStats) float64 { return float64(d.WALSyncsHeld) }),
+		s("memcluster_storage_synced_entries_total", "raft entries appended with a sync (shared by the syncs)",
+			prometheus.CounterValue, func(d storage.DiskStats) float64 { return float64(d.SyncedEntries) }),
 	}})
 }
 

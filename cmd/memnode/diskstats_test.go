@@ -19,6 +19,7 @@ func TestDiskStatsExported(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	db.SyncedWrites().Add(1)
 	if err := db.Pebble().Set([]byte("k"), make([]byte, 1024), pebble.Sync); err != nil {
 		t.Fatal(err)
 	}
@@ -37,8 +38,12 @@ func TestDiskStatsExported(t *testing.T) {
 			got[f.GetName()] = m.GetGauge().GetValue()
 		}
 	}
-	if len(got) != 7 {
-		t.Errorf("%d series exported, want 7: %v", len(got), got)
+	if len(got) != 10 {
+		t.Errorf("%d series exported, want 10: %v", len(got), got)
+	}
+	if got["memcluster_storage_wal_syncs_total"] < 1 || got["memcluster_storage_synced_entries_total"] != 1 {
+		t.Errorf("a synced write counted as %v syncs and %v entries", got["memcluster_storage_wal_syncs_total"],
+			got["memcluster_storage_synced_entries_total"])
 	}
 	if got["memcluster_storage_wal_bytes_total"] < 1024 {
 		t.Errorf("WAL bytes %v after a 1 KiB write", got["memcluster_storage_wal_bytes_total"])

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/memcluster/memcluster/cluster"
+	"github.com/memcluster/memcluster/storage"
 )
 
 // config is every memnode setting; each flag is also read from MEMNODE_<FLAG_NAME>.
@@ -77,6 +78,7 @@ type config struct {
 	rerankTop    int
 
 	minFreeBytes  int64
+	groupCommit   time.Duration
 	recordCache   string
 	sessionWindow int
 	warmAfter     int
@@ -150,6 +152,7 @@ func (c *config) register(fs *pflag.FlagSet) {
 	fs.IntVar(&c.rerankTop, "rerank-candidates", 30, "best results of a search sent to --rerank-url")
 	fs.StringVar(&c.recordCache, "record-cache", "32MiB", "memory for records' bytes read by searches and gets, so that they cost the same however much the node holds (e.g. 64MiB); off: none")
 	fs.Int64Var(&c.minFreeBytes, "min-free-bytes", 256<<20, "free disk space below which the node turns read-only (writes get 507, reads go on); negative: off")
+	fs.DurationVar(&c.groupCommit, "group-commit-interval", storage.DefaultWALMinSyncInterval, "while the node's WAL syncs each cover several raft appends (many writers), hold a sync this long after the last so that more appends share it; a lone writer never waits; 0: off")
 	fs.StringVar(&c.coldStore, "cold-store", "", "keep cold segments in this object store instead of the shards: s3://bucket?region=…&endpoint=…, or file:///dir that every node shares")
 	fs.IntVar(&c.warmAfter, "warm-restore-after", 3, "escalated reads of an archive entry that bring its memories back to the hot tier (0: never)")
 	fs.IntVar(&c.sessionWindow, "session-window", 20, "working memory: messages kept verbatim per session; the oldest half folds into the summary")
@@ -205,6 +208,9 @@ func (c *config) finish() error {
 	if _, err := c.recordCacheBytes(); err != nil {
 		return err
 	}
+	if c.groupCommit < 0 || c.groupCommit > maxGroupCommit {
+		return fmt.Errorf("--group-commit-interval %v: want 0 (off) up to %v", c.groupCommit, maxGroupCommit)
+	}
 	if c.indexTurns < 0 || c.indexTurns > runtime.NumCPU() {
 		return fmt.Errorf("--index-turns %d: want 0 (half the cores) up to the %d cores", c.indexTurns, runtime.NumCPU())
 	}
@@ -226,6 +232,17 @@ func (c *config) finish() error {
 		c.bootstrapExpect, c.replicas, c.gossipProfile = 1, 1, "local"
 	}
 	return nil
+}
+
+// maxGroupCommit bounds --group-commit-interval: every synced write under load may wait this long.
+const maxGroupCommit = 50 * time.Millisecond
+
+// walMinSyncInterval is --group-commit-interval as storage.Options.WALMinSyncInterval: negative for off.
+func (c *config) walMinSyncInterval() time.Duration {
+	if c.groupCommit == 0 {
+		return -1
+	}
+	return c.groupCommit
 }
 
 // recordCacheBytes is --record-cache as storage.Options.RecordCacheSize: negative for off.

@@ -129,7 +129,7 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	}
 	recordCache, _ := c.recordCacheBytes() // validated with the flags
 	db, err := storage.Open(filepath.Join(c.dataDir, "pebble"), storage.Options{Logger: log, MinFreeBytes: c.minFreeBytes,
-		RecordCacheSize: recordCache})
+		RecordCacheSize: recordCache, WALMinSyncInterval: c.walMinSyncInterval()})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestGroupCommitFlagNamesABadValue(t *testing.T) {
+	for _, bad := range []string{"-1ms", "51ms", "1h"} {
+		cmd := newRootCmd()
+		cmd.SetArgs([]string{"--group-commit-interval", bad, "--node-id", "n1"})
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		err := cmd.Execute()
+		if err == nil || !strings.Contains(err.Error(), "--group-commit-interval") ||
+			!strings.Contains(err.Error(), "want 0 (off) up to 50ms") {
+			t.Errorf("--group-commit-interval %s: %v", bad, err)
+		}
+	}
+}
+
+func TestGroupCommitFlagZeroTurnsItOff(t *testing.T) {
+	for in, want := range map[time.Duration]time.Duration{0: -1, time.Millisecond: time.Millisecond, 50 * time.Millisecond: 50 * time.Millisecond} {
+		if got := (&config{groupCommit: in}).walMinSyncInterval(); got != want {
+			t.Errorf("--group-commit-interval %v: storage interval %v, want %v", in, got, want)
+		}
+	}
+}

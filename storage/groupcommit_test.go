@@ -1,0 +1,94 @@
+package storage
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+func TestSyncPacerHoldsBackOnlySharedSyncs(t *testing.T) {
+	const hold = time.Millisecond
+	for _, tc := range []struct {
+		name    string
+		entries []uint64 // entries synced writes carried before each sync
+		want    []bool   // whether the next sync is held back after each
+	}{
+		{"a lone writer", []uint64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, []bool{false, false, false, false, false, false, false, false, false, false}},
+		{"no counted writers", []uint64{0, 0, 0}, []bool{false, false, false}},
+		{"many writers", []uint64{8, 8, 8, 8}, []bool{false, true, true, true}},
+		{"two now and then", []uint64{2, 1, 2, 1, 2, 1, 2, 1}, []bool{false, false, false, false, false, false, false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &syncPacer{interval: hold}
+			for i, n := range tc.entries {
+				p.entries.Add(n)
+				got := p.next() == hold
+				if got != tc.want[i] {
+					t.Fatalf("sync %d (%d entries, average %.2f): held %v, want %v", i, n, p.avg, got, tc.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestSyncPacerOffNeverHolds(t *testing.T) {
+	p := &syncPacer{}
+	for range 10 {
+		p.entries.Add(64)
+		if d := p.next(); d != 0 {
+			t.Fatalf("held %v with the group commit off", d)
+		}
+	}
+	if p.syncs.Load() != 10 || p.held.Load() != 0 {
+		t.Fatalf("counted %d syncs, %d held; want 10, 0", p.syncs.Load(), p.held.Load())
+	}
+}
+
+// After a burst the average forgets it within a few dozen syncs (each held at most the interval), and a lone
+// writer is then left alone again.
+func TestSyncPacerLetsGoAfterABurst(t *testing.T) {
+	p := &syncPacer{interval: time.Millisecond}
+	for range 3 {
+		p.entries.Add(16)
+		if p.next() == 0 {
+			t.Fatalf("a sync covering 16 entries was not held back (average %.2f)", p.avg)
+		}
+	}
+	released := -1
+	for i := range 40 {
+		p.entries.Add(1)
+		held := p.next() != 0
+		switch {
+		case !held && released < 0:
+			released = i
+		case held && released >= 0:
+			t.Fatalf("lone sync %d held again after the release at %d", i, released)
+		}
+	}
+	if released < 0 || released > 24 {
+		t.Fatalf("a lone writer was released after %d syncs, want within 24", released)
+	}
+}
+
+// A writer alone, each of its synced writes waiting for its sync, is never held back by the group commit:
+// with a 200 ms interval, twenty writes would take four seconds if it were.
+func TestGroupCommitNeverHoldsALoneWriter(t *testing.T) {
+	db, err := Open("db", Options{FS: vfs.NewMem(), CacheSize: 1 << 20, WALMinSyncInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	start := time.Now()
+	for i := range 20 {
+		db.SyncedWrites().Add(1)
+		if err := db.Pebble().Set(fmt.Appendf(nil, "k%d", i), []byte("v"), pebble.Sync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("twenty lone synced writes took %v: the group commit held them back", took)
+	}
+}
