@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Single puts through a fresh 3-node cluster (scripts/cluster.sh; 16 shards × 3 replicas) per build, ROUNDS
+# Single puts through a fresh 3-node cluster (scripts/cluster.sh; 16 shards, or SHARDS, × 3 replicas) per build, ROUNDS
 # rounds of the builds in the order given: `memctl bench write` at CLIENTS clients ("1 64") for DUR (5s) each,
 # with the CPU the three nodes spent per acknowledged put (from /proc/PID/stat), during the run and until the
 # nodes are back near idle after it (drain_s, cpu_ms_per_put_drained: work deferred past the run still counts).
@@ -36,6 +36,7 @@ run() { # dir[:route[:shards]]
   case $1 in *:*)
     rest=${1#*:}
     case $rest in *:*) shards=${rest#*:}; rest=${rest%%:*} ;; esac
+    case ${shards:-x} in *[!0-9]*) echo "$1: SHARDS must be a number" >&2; return 1 ;; esac
     [ -n "$rest" ] && route="--route $rest" ;;
   esac
   data=$(mktemp -d)

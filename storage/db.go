@@ -53,9 +53,10 @@ type Options struct {
 	// WALMinSyncInterval is the group commit's interval: while the WAL's syncs have each been covering several
 	// raft entries (as counted in SyncedWrites), a sync waits this long after the last one and covers every
 	// write that arrived meanwhile. Every raft group of the node appends through this one WAL, so under load
-	// the groups' appends share fewer fdatasyncs, which cost CPU in the kernel as well as time; a lone writer,
-	// each sync covering its one entry, never waits. Nothing is acknowledged before its sync either way.
-	// Default 1ms (storage/DESIGN.md, "Group commit"); negative for none.
+	// the groups' appends share fewer fdatasyncs, which cost CPU in the kernel as well as time; a lone writer's
+	// syncs, each covering its one entry, are not held once the average has settled. Nothing is acknowledged
+	// before its sync either way. Default 1ms (storage/DESIGN.md, "Group commit"); negative for none; no upper
+	// bound here (memnode refuses more than 50ms).
 	WALMinSyncInterval time.Duration
 	// RecordCacheSize is the memory GetMemory may keep records' encoded bytes in, so that a search reads its
 	// few answers at the cost of a map look-up however many records the node holds; default 32 MiB, negative

@@ -12,7 +12,7 @@ type DiskStats struct {
 	L0Tables        int64  // tables in level 0 now
 	LiveBytes       int64  // bytes of live tables now
 	WALSyncs        uint64 // syncs of the write-ahead log
-	WALSyncsHeld    uint64 // syncs after which the group commit held the next back
+	WALSyncsHeld    uint64 // syncs after which the group commit held the next back (whether or not one was asked for)
 	SyncedEntries   uint64 // what the synced writes counted in SyncedWrites carried (raft entries)
 }
 

@@ -10,15 +10,20 @@ import (
 // the next sync back (Pebble's WALMinSyncInterval); the writes that ask for a sync meanwhile then share it.
 // It holds syncs back only while they have been covering several raft entries each. Under many writers the
 // groups' appends then share fewer fdatasyncs, which cost CPU in the kernel as well as time, and raft, whose
-// appends wait longer, hands each one more entries. A lone writer, each sync covering its one entry, never
-// waits: a fixed interval cost one client about a seventh of its puts/s (docs/benchmarks.md, "Group commit").
+// appends wait longer, hands each one more entries. A lone writer's syncs cover one entry each, so once the
+// average has settled (a few dozen syncs after a burst) they are not held: a constant interval cost one client
+// 0.66–1.07× its puts/s (docs/benchmarks.md, "Group commit"). Entries, not appends, are counted on purpose: an
+// append of many entries carries the proposals of many writers, which a held sync lets raft batch further.
+//
+// The count is approximate, which a moving average tolerates: an append is counted before its commit (a failed
+// one still counts), and what a WAL's closing sync at rotation covered is credited to the next sync.
 type syncPacer struct {
 	interval time.Duration // 0: never hold
 	entries  atomic.Uint64 // what synced writes carried, counted by their callers (DB.SyncedWrites)
 	syncs    atomic.Uint64 // syncs of the WAL
 	held     atomic.Uint64 // syncs after which the next was held back
 
-	mu   sync.Mutex // Pebble's flusher calls next; a WAL's rotation may briefly run two flushers
+	mu   sync.Mutex // Pebble's flusher calls next, one at a time today (a rotation waits for the old one)
 	seen uint64     // entries at the previous sync
 	avg  float64    // entries a sync covered, a moving average over about the last eight syncs
 }
@@ -29,11 +34,11 @@ const pacedAbove = 1.5
 
 // next is Pebble's WALMinSyncInterval, called by its flusher after each sync.
 func (p *syncPacer) next() time.Duration {
-	c := p.entries.Load()
 	p.syncs.Add(1)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	n := float64(c - p.seen)
+	c := p.entries.Load()
+	n := float64(c - min(p.seen, c))
 	p.seen = c
 	p.avg += (n - p.avg) / 8
 	if p.interval > 0 && p.avg >= pacedAbove {

@@ -43,7 +43,7 @@ func registerDiskStats(reg prometheus.Registerer, db *storage.DB) {
 		s("memcluster_storage_wal_syncs_total", "syncs of the storage write-ahead log", prometheus.CounterValue,
 			func(d storage.DiskStats) float64 { return float64(d.WALSyncs) }),
 		s("memcluster_storage_wal_syncs_held_total",
-			"write-ahead log syncs after which the group commit held the next back (--group-commit-interval)",
+			"write-ahead log syncs after which the group commit held the next back for --group-commit-interval (a sync asked for meanwhile waits; none may be)",
 			prometheus.CounterValue, func(d storage.DiskStats) float64 { return float64(d.WALSyncsHeld) }),
 		s("memcluster_storage_synced_entries_total", "raft entries appended with a sync (shared by the syncs)",
 			prometheus.CounterValue, func(d storage.DiskStats) float64 { return float64(d.SyncedEntries) }),

@@ -41,6 +41,8 @@ func TestDiskStatsExported(t *testing.T) {
 	if len(got) != 10 {
 		t.Errorf("%d series exported, want 10: %v", len(got), got)
 	}
+	// The pacer counts a sync after its waiters are released, so the count may trail the write above; Open's
+	// own synced write (the key format) has been counted by then.
 	if got["memcluster_storage_wal_syncs_total"] < 1 || got["memcluster_storage_synced_entries_total"] != 1 {
 		t.Errorf("a synced write counted as %v syncs and %v entries", got["memcluster_storage_wal_syncs_total"],
 			got["memcluster_storage_synced_entries_total"])

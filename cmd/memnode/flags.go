@@ -152,7 +152,7 @@ func (c *config) register(fs *pflag.FlagSet) {
 	fs.IntVar(&c.rerankTop, "rerank-candidates", 30, "best results of a search sent to --rerank-url")
 	fs.StringVar(&c.recordCache, "record-cache", "32MiB", "memory for records' bytes read by searches and gets, so that they cost the same however much the node holds (e.g. 64MiB); off: none")
 	fs.Int64Var(&c.minFreeBytes, "min-free-bytes", 256<<20, "free disk space below which the node turns read-only (writes get 507, reads go on); negative: off")
-	fs.DurationVar(&c.groupCommit, "group-commit-interval", storage.DefaultWALMinSyncInterval, "while the node's WAL syncs each cover several raft appends (many writers), hold a sync this long after the last so that more appends share it; a lone writer never waits; 0: off")
+	fs.DurationVar(&c.groupCommit, "group-commit-interval", storage.DefaultWALMinSyncInterval, "while the node's WAL syncs each cover several raft entries (many writers), hold a sync this long after the last so that more appends share it; a lone writer's syncs are not held once that average settles; 0: off (up to 50ms)")
 	fs.StringVar(&c.coldStore, "cold-store", "", "keep cold segments in this object store instead of the shards: s3://bucket?region=…&endpoint=…, or file:///dir that every node shares")
 	fs.IntVar(&c.warmAfter, "warm-restore-after", 3, "escalated reads of an archive entry that bring its memories back to the hot tier (0: never)")
 	fs.IntVar(&c.sessionWindow, "session-window", 20, "working memory: messages kept verbatim per session; the oldest half folds into the summary")
