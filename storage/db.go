@@ -62,6 +62,13 @@ type Options struct {
 	// few answers at the cost of a map look-up however many records the node holds; default 32 MiB, negative
 	// for none.
 	RecordCacheSize int64
+	// Compression is how Pebble compresses its tables' blocks: "last-level" (the default) compresses with snappy
+	// only the last level, where a DB's bytes come to rest, and leaves uncompressed the tables that flushes and
+	// the compactions above write and rewrite within minutes; "none" and "snappy" apply one to every level.
+	// Snappy on every table took ~5 % of a node's CPU under writes, and its reads' decompression more
+	// (docs/benchmarks.md, "Tables compressed only where they rest"). Changing it leaves older tables readable:
+	// every block records its own compression, and compactions rewrite them as they go.
+	Compression string
 }
 
 func (o Options) withDefaults() Options {
@@ -79,6 +86,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.FilterBitsPerKey == 0 {
 		o.FilterBitsPerKey = 10
+	}
+	if o.Compression == "" {
+		o.Compression = Compressions[0]
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -141,6 +151,10 @@ func (d *DB) HeapBytes() int64 {
 // Open opens or creates the DB in dir and checks its key format version.
 func Open(dir string, opts Options) (*DB, error) {
 	opts = opts.withDefaults()
+	compression, err := compressionProfile(opts.Compression)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
 	cache := pebble.NewCache(opts.CacheSize + 2*int64(opts.MemTableSize))
 	defer cache.Unref()
 	health := newDiskHealth(dir, opts)
@@ -155,6 +169,7 @@ func Open(dir string, opts Options) (*DB, error) {
 			po.Levels[i].FilterPolicy = bloom.FilterPolicy(opts.FilterBitsPerKey)
 		}
 	}
+	setCompression(po, opts.Compression, compression)
 	pdb, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("open pebble %s: %w", dir, err)

@@ -30,4 +30,6 @@ var (
 	// ErrWrongShard answers a command or read for a user this shard no longer owns (its range was split off):
 	// nothing was written, and the caller routes the request again.
 	ErrWrongShard = errors.New("user not owned by this shard")
+	// ErrCompression is returned by Open for an Options.Compression it does not know.
+	ErrCompression = errors.New("unknown table compression")
 )

@@ -129,7 +129,7 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	}
 	recordCache, _ := c.recordCacheBytes() // validated with the flags
 	db, err := storage.Open(filepath.Join(c.dataDir, "pebble"), storage.Options{Logger: log, MinFreeBytes: c.minFreeBytes,
-		RecordCacheSize: recordCache, WALMinSyncInterval: c.walMinSyncInterval()})
+		RecordCacheSize: recordCache, WALMinSyncInterval: c.walMinSyncInterval(), Compression: c.compression})
 	if err != nil {
 		return err
 	}

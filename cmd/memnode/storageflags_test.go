@@ -28,3 +28,14 @@ func TestGroupCommitFlagZeroTurnsItOff(t *testing.T) {
 		}
 	}
 }
+
+func TestStorageCompressionFlagNamesABadValue(t *testing.T) {
+	cmd := newRootCmd()
+	cmd.SetArgs([]string{"--storage-compression", "lz4", "--node-id", "n1"})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	err := cmd.Execute()
+	if err == nil || !strings.Contains(err.Error(), `--storage-compression "lz4": want one of last-level, none, snappy`) {
+		t.Errorf("--storage-compression lz4: %v", err)
+	}
+}
