@@ -8,10 +8,16 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 )
 
-// Compressions are the names Options.Compression takes, the default first: "last-level" compresses with
+// compressions are the names Options.Compression takes, the default first: "last-level" compresses with
 // snappy only the last level's tables, where a DB's bytes come to rest, and leaves uncompressed the tables that
 // flushes and the compactions above write and rewrite within minutes.
-var Compressions = []string{"last-level", "none", "snappy"}
+var compressions = [...]string{"last-level", "none", "snappy"}
+
+// Compressions returns the names Options.Compression takes, the default first.
+func Compressions() []string { return slices.Clone(compressions[:]) }
+
+// DefaultCompression is Options.Compression's default.
+const DefaultCompression = "last-level"
 
 // compressionProfile is the block compression Pebble writes tables with. Tables written under another setting
 // stay readable: every block records its own compression.
@@ -22,7 +28,7 @@ func compressionProfile(name string) (*sstable.CompressionProfile, error) {
 	case "snappy":
 		return sstable.SnappyCompression, nil
 	}
-	return nil, fmt.Errorf("%w %q: want one of %v", ErrCompression, name, Compressions)
+	return nil, fmt.Errorf("%w %q: want one of %v", ErrCompression, name, compressions)
 }
 
 // setCompression sets the profile of every level's tables, and under "last-level" snappy for the last one.
@@ -36,5 +42,5 @@ func setCompression(po *pebble.Options, name string, p *sstable.CompressionProfi
 	}
 }
 
-// ValidCompression reports whether name is one of Compressions.
-func ValidCompression(name string) bool { return slices.Contains(Compressions, name) }
+// ValidCompression reports whether name is one of Compressions().
+func ValidCompression(name string) bool { return slices.Contains(compressions[:], name) }

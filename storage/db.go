@@ -88,7 +88,7 @@ func (o Options) withDefaults() Options {
 		o.FilterBitsPerKey = 10
 	}
 	if o.Compression == "" {
-		o.Compression = Compressions[0]
+		o.Compression = DefaultCompression
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -154,7 +154,7 @@ func (c *config) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.recordCache, "record-cache", "32MiB", "memory for records' bytes read by searches and gets, so that they cost the same however much the node holds (e.g. 64MiB); off: none")
 	fs.Int64Var(&c.minFreeBytes, "min-free-bytes", 256<<20, "free disk space below which the node turns read-only (writes get 507, reads go on); negative: off")
 	fs.DurationVar(&c.groupCommit, "group-commit-interval", storage.DefaultWALMinSyncInterval, "while the node's WAL syncs each cover several raft entries (many writers), hold a sync this long after the last so that more appends share it; a lone writer's syncs are not held once that average settles; 0: off (up to 50ms)")
-	fs.StringVar(&c.compression, "storage-compression", storage.Compressions[0], "how the node's Pebble tables are compressed: last-level (snappy where data comes to rest, none in the tables flushes and compactions rewrite within minutes, which saves CPU on every write), none, or snappy (every table, as before); tables written before stay readable")
+	fs.StringVar(&c.compression, "storage-compression", storage.DefaultCompression, "how the node's Pebble tables are compressed: last-level (snappy where data comes to rest, none in the tables flushes and compactions rewrite within minutes, which saves CPU on every write), none, or snappy (every table, as before); tables written before stay readable")
 	fs.StringVar(&c.coldStore, "cold-store", "", "keep cold segments in this object store instead of the shards: s3://bucket?region=…&endpoint=…, or file:///dir that every node shares")
 	fs.IntVar(&c.warmAfter, "warm-restore-after", 3, "escalated reads of an archive entry that bring its memories back to the hot tier (0: never)")
 	fs.IntVar(&c.sessionWindow, "session-window", 20, "working memory: messages kept verbatim per session; the oldest half folds into the summary")
@@ -214,7 +214,7 @@ func (c *config) finish() error {
 		return fmt.Errorf("--group-commit-interval %v: want 0 (off) up to %v", c.groupCommit, maxGroupCommit)
 	}
 	if !storage.ValidCompression(c.compression) {
-		return fmt.Errorf("--storage-compression %q: want one of %s", c.compression, strings.Join(storage.Compressions, ", "))
+		return fmt.Errorf("--storage-compression %q: want one of %s", c.compression, strings.Join(storage.Compressions(), ", "))
 	}
 	if c.indexTurns < 0 || c.indexTurns > runtime.NumCPU() {
 		return fmt.Errorf("--index-turns %d: want 0 (half the cores) up to the %d cores", c.indexTurns, runtime.NumCPU())
