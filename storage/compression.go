@@ -2,45 +2,61 @@ package storage
 
 import (
 	"fmt"
-	"slices"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/sstable"
 )
 
-// compressions are the names Options.Compression takes, the default first: "last-level" compresses with
-// snappy only the last level's tables, where a DB's bytes come to rest, and leaves uncompressed the tables that
-// flushes and the compactions above write and rewrite within minutes.
-var compressions = [...]string{"last-level", "none", "snappy"}
+// The names Options.Compression takes.
+const (
+	// CompressLastLevel compresses with snappy the tables compactions write into the last level, where a DB's
+	// bytes come to rest, and leaves uncompressed the tables flushes and the compactions above write.
+	CompressLastLevel = "last-level"
+	// CompressNone writes every table uncompressed.
+	CompressNone = "none"
+	// CompressSnappy compresses every table with snappy (Pebble's default).
+	CompressSnappy = "snappy"
+	// DefaultCompression is Options.Compression's default.
+	DefaultCompression = CompressLastLevel
+)
 
 // Compressions returns the names Options.Compression takes, the default first.
-func Compressions() []string { return slices.Clone(compressions[:]) }
+func Compressions() []string { return []string{DefaultCompression, CompressNone, CompressSnappy} }
 
-// DefaultCompression is Options.Compression's default.
-const DefaultCompression = "last-level"
+// levelProfiles holds a compression for each of Pebble's levels.
+type levelProfiles = [len(pebble.Options{}.Levels)]*sstable.CompressionProfile
 
-// compressionProfile is the block compression Pebble writes tables with. Tables written under another setting
-// stay readable: every block records its own compression.
-func compressionProfile(name string) (*sstable.CompressionProfile, error) {
+// levelCompressions is the block compression of each level's tables under name. Tables written under another
+// setting stay readable (every block records its own compression); a compaction that rewrites one writes it
+// under the current setting, but a table a compaction moves to a lower level whole keeps its own.
+func levelCompressions(name string) (levels levelProfiles, err error) {
+	all := sstable.NoCompression
 	switch name {
-	case "last-level", "none":
-		return sstable.NoCompression, nil
-	case "snappy":
-		return sstable.SnappyCompression, nil
+	case CompressLastLevel, CompressNone:
+	case CompressSnappy:
+		all = sstable.SnappyCompression
+	default:
+		return levels, fmt.Errorf("%w %q: want one of %s", ErrCompression, name, strings.Join(Compressions(), ", "))
 	}
-	return nil, fmt.Errorf("%w %q: want one of %v", ErrCompression, name, compressions)
+	for i := range levels {
+		levels[i] = all
+	}
+	if name == CompressLastLevel {
+		levels[len(levels)-1] = sstable.SnappyCompression
+	}
+	return levels, nil
 }
 
-// setCompression sets the profile of every level's tables, and under "last-level" snappy for the last one.
-func setCompression(po *pebble.Options, name string, p *sstable.CompressionProfile) {
-	for i := range po.Levels {
-		level := p
-		if name == "last-level" && i == len(po.Levels)-1 {
-			level = sstable.SnappyCompression
-		}
-		po.Levels[i].Compression = func() *sstable.CompressionProfile { return level }
+// setCompression installs the levels' compressions.
+func setCompression(po *pebble.Options, levels levelProfiles) {
+	for i, p := range levels {
+		po.Levels[i].Compression = func() *sstable.CompressionProfile { return p }
 	}
 }
 
 // ValidCompression reports whether name is one of Compressions().
-func ValidCompression(name string) bool { return slices.Contains(compressions[:], name) }
+func ValidCompression(name string) bool {
+	_, err := levelCompressions(name)
+	return err == nil
+}

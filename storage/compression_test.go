@@ -86,7 +86,7 @@ func TestLastLevelCompressesOnlyTheLastLevel(t *testing.T) {
 		}
 	}
 	if s := db.DiskStats(); s.FlushBytes < 2*raw {
-		t.Fatalf("the flush wrote %d bytes for %d bytes of values: compressed above the last level", s.FlushBytes, raw)
+		t.Fatalf("the flushes wrote %d bytes for %d bytes of values: compressed above the last level", s.FlushBytes, 2*raw)
 	}
 	if err := p.Compact(context.Background(), []byte("k"), []byte("l"), true); err != nil {
 		t.Fatal(err)

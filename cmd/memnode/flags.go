@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime"
 	"strings"
@@ -154,7 +155,7 @@ func (c *config) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.recordCache, "record-cache", "32MiB", "memory for records' bytes read by searches and gets, so that they cost the same however much the node holds (e.g. 64MiB); off: none")
 	fs.Int64Var(&c.minFreeBytes, "min-free-bytes", 256<<20, "free disk space below which the node turns read-only (writes get 507, reads go on); negative: off")
 	fs.DurationVar(&c.groupCommit, "group-commit-interval", storage.DefaultWALMinSyncInterval, "while the node's WAL syncs each cover several raft entries (many writers), hold a sync this long after the last so that more appends share it; a lone writer's syncs are not held once that average settles; 0: off (up to 50ms)")
-	fs.StringVar(&c.compression, "storage-compression", storage.DefaultCompression, "how the node's Pebble tables are compressed: last-level (snappy where data comes to rest, none in the tables flushes and compactions rewrite within minutes, which saves CPU on every write), none, or snappy (every table, as before); tables written before stay readable")
+	fs.StringVar(&c.compression, "storage-compression", storage.DefaultCompression, "how the node's Pebble tables are compressed: last-level (snappy in the tables compactions write into the last level, where data comes to rest; none in flushes and the compactions above: less CPU a write, more disk), none, or snappy (every table); tables written before stay readable")
 	fs.StringVar(&c.coldStore, "cold-store", "", "keep cold segments in this object store instead of the shards: s3://bucket?region=…&endpoint=…, or file:///dir that every node shares")
 	fs.IntVar(&c.warmAfter, "warm-restore-after", 3, "escalated reads of an archive entry that bring its memories back to the hot tier (0: never)")
 	fs.IntVar(&c.sessionWindow, "session-window", 20, "working memory: messages kept verbatim per session; the oldest half folds into the summary")
@@ -241,6 +242,13 @@ func (c *config) finish() error {
 
 // maxGroupCommit bounds --group-commit-interval: every synced write under load may wait this long.
 const maxGroupCommit = 50 * time.Millisecond
+
+// storageOptions is the node's storage.Options as its (validated) flags set them.
+func (c *config) storageOptions(log *slog.Logger) storage.Options {
+	recordCache, _ := c.recordCacheBytes() // validated with the flags
+	return storage.Options{Logger: log, MinFreeBytes: c.minFreeBytes, RecordCacheSize: recordCache,
+		WALMinSyncInterval: c.walMinSyncInterval(), Compression: c.compression}
+}
 
 // walMinSyncInterval is --group-commit-interval as storage.Options.WALMinSyncInterval: negative for off.
 func (c *config) walMinSyncInterval() time.Duration {

@@ -127,9 +127,7 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	if err := os.MkdirAll(c.dataDir, 0o755); err != nil {
 		return fmt.Errorf("--data-dir: %w", err)
 	}
-	recordCache, _ := c.recordCacheBytes() // validated with the flags
-	db, err := storage.Open(filepath.Join(c.dataDir, "pebble"), storage.Options{Logger: log, MinFreeBytes: c.minFreeBytes,
-		RecordCacheSize: recordCache, WALMinSyncInterval: c.walMinSyncInterval(), Compression: c.compression})
+	db, err := storage.Open(filepath.Join(c.dataDir, "pebble"), c.storageOptions(log))
 	if err != nil {
 		return err
 	}

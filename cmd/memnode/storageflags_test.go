@@ -5,6 +5,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/memcluster/memcluster/storage"
 )
 
 func TestGroupCommitFlagNamesABadValue(t *testing.T) {
@@ -37,5 +41,26 @@ func TestStorageCompressionFlagNamesABadValue(t *testing.T) {
 	err := cmd.Execute()
 	if err == nil || !strings.Contains(err.Error(), `--storage-compression "lz4": want one of last-level, none, snappy`) {
 		t.Errorf("--storage-compression lz4: %v", err)
+	}
+}
+
+// The storage flags reach the options the node opens its DB with.
+func TestStorageFlagsReachTheDB(t *testing.T) {
+	for args, want := range map[string]storage.Options{
+		"":                           {Compression: storage.DefaultCompression, WALMinSyncInterval: time.Millisecond},
+		"--storage-compression none": {Compression: "none", WALMinSyncInterval: time.Millisecond},
+		"--storage-compression snappy --group-commit-interval 0": {Compression: "snappy", WALMinSyncInterval: -1},
+	} {
+		var c config
+		fs := pflag.NewFlagSet("memnode", pflag.ContinueOnError)
+		c.register(fs)
+		if err := fs.Parse(strings.Fields(args)); err != nil {
+			t.Fatal(err)
+		}
+		got := c.storageOptions(nil)
+		if got.Compression != want.Compression || got.WALMinSyncInterval != want.WALMinSyncInterval {
+			t.Errorf("%q: compression %q, sync interval %v; want %q, %v", args, got.Compression,
+				got.WALMinSyncInterval, want.Compression, want.WALMinSyncInterval)
+		}
 	}
 }
