@@ -29,8 +29,9 @@ type syncPacer struct {
 }
 
 // pacedAbove is the average number of entries a sync must have covered for the next to be held back: about
-// one is a lone writer.
-const pacedAbove = 1.5
+// one is a lone writer, and a few writers (1.5–3 entries a sync) lost more to the hold than they gained at
+// 1.2 and 1.5 (docs/benchmarks.md, "Tables compressed only where they rest"); many writers cover ten or more.
+const pacedAbove = 3.0
 
 // next is Pebble's WALMinSyncInterval, called by its flusher after each sync.
 func (p *syncPacer) next() time.Duration {
