@@ -250,6 +250,16 @@ func TestDeadMetaVoterReplaced(t *testing.T) {
 		t.Fatalf("meta voters with 4 members: %v, want 3", v)
 	}
 	c.nodes[1].stop()
+	t.Cleanup(func() {
+		if t.Failed() { // what each live node saw, which the log tail (raft's heartbeat errors) may not show
+			for _, tn := range []*testNode{c.nodes[0], c.nodes[2], c.nodes[3]} {
+				if tn.Node != nil {
+					t.Logf("%s: meta leader %v, meta voters %v, gossip %v", tn.cfg.NodeID, tn.IsMetaLeader(),
+						metaVoters(tn), tn.memberStates())
+				}
+			}
+		}
+	})
 	waitFor(t, 60*time.Second, "n2 replaced as a meta voter by n4", func() bool {
 		for _, tn := range []*testNode{c.nodes[0], c.nodes[2], c.nodes[3]} {
 			if slices.Equal(metaVoters(tn), []string{"n1", "n3", "n4"}) {

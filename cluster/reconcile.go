@@ -314,7 +314,7 @@ func (n *Node) syncMetaMembership(st MetaState, live map[string]NodeInfo, gone m
 		for _, id := range sortedKeys(live) {
 			if sf, ok := in[id]; st.StateOf(id) != NodeRemoved && (!ok || sf != raft.Voter) {
 				n.log.Info("meta group: adding voter", "node", id, "live_voters", liveVoters, "want", want)
-				_ = n.mraft.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(live[id].RaftAddr), 0, 5*time.Second).Error()
+				n.logMetaChange("add voter", id, n.mraft.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(live[id].RaftAddr), 0, 5*time.Second).Error())
 				return
 			}
 		}
@@ -323,15 +323,23 @@ func (n *Node) syncMetaMembership(st MetaState, live map[string]NodeInfo, gone m
 		id := string(s.ID)
 		if id != n.cfg.NodeID && (gone[id] || st.StateOf(id) == NodeRemoved) {
 			n.log.Info("meta group: removing member", "node", id, "gone", gone[id])
-			_ = n.mraft.raft.RemoveServer(s.ID, 0, 5*time.Second).Error()
+			n.logMetaChange("remove member", id, n.mraft.raft.RemoveServer(s.ID, 0, 5*time.Second).Error())
 			return
 		}
 	}
 	for _, id := range sortedKeys(live) {
 		if _, ok := in[id]; !ok && st.StateOf(id) != NodeRemoved {
-			_ = n.mraft.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(live[id].RaftAddr), 0, 5*time.Second).Error()
+			n.logMetaChange("add non-voter", id, n.mraft.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(live[id].RaftAddr), 0, 5*time.Second).Error())
 			return
 		}
+	}
+}
+
+// logMetaChange says when a meta membership change failed: the next reconcile tries again, but an operator (or a
+// failing test) needs to see why the group's membership does not move.
+func (n *Node) logMetaChange(op, id string, err error) {
+	if err != nil {
+		n.log.Warn("meta group: membership change failed", "op", op, "node", id, "err", err)
 	}
 }
 
