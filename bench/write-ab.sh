@@ -12,22 +12,55 @@
 # members run beside the rounds and are loaded the same way after each round, for the ratio in the same minutes.
 set -u
 cd "$(dirname "$0")/.."
-ETCD_ENDPOINTS=127.0.0.1:27510,127.0.0.1:27512,127.0.0.1:27514
+# ETCD_PEERS lists the etcd peers to run, each LAYOUT:ROUTE: LAYOUT one (three members in one process, the
+# peer make bench has used) or three (one member per process, as etcd is deployed and as memnode runs);
+# ROUTE any (clients round-robin over the members; a follower forwards) or leader (every client at the leader,
+# as --route leader sends each put to its shard's leader). Default "one:any".
+ETCD_DIRS=() ETCD_PIDS=()
 etcd_start() {
   [ -n "${ETCDPEER:-}" ] || return 0
-  ETCD_DIR=$(mktemp -d)
-  "$ETCDPEER" serve --dir "$ETCD_DIR/data" --base 27510 >"$ETCD_DIR/log" 2>&1 &
-  ETCD_PID=$!
-  trap 'kill $ETCD_PID 2>/dev/null; wait $ETCD_PID 2>/dev/null; rm -rf "$ETCD_DIR"' EXIT
-  for _ in $(seq 1 60); do grep -q '^ready' "$ETCD_DIR/log" && return 0; sleep 1; done
-  echo "etcd members did not become ready; see $ETCD_DIR/log" >&2
-  exit 1
+  local i=0 peer dir m
+  trap 'kill ${ETCD_PIDS[*]} 2>/dev/null; wait ${ETCD_PIDS[*]} 2>/dev/null; rm -rf ${ETCD_DIRS[*]}' EXIT
+  for peer in ${ETCD_PEERS:-one:any}; do
+    case $peer in one:any | one:leader | three:any | three:leader) ;; *)
+      echo "ETCD_PEERS: $peer: give LAYOUT:ROUTE, LAYOUT one or three, ROUTE any or leader" >&2
+      exit 2 ;;
+    esac
+    dir=$(mktemp -d)
+    ETCD_DIRS+=("$dir")
+    if [ "${peer%%:*}" = one ]; then
+      "$ETCDPEER" serve --dir "$dir/data" --base $((27510 + 10 * i)) >"$dir/log1" 2>&1 &
+      ETCD_PIDS+=($!)
+    else
+      for m in 1 2 3; do
+        "$ETCDPEER" serve --dir "$dir/data" --base $((27510 + 10 * i)) --member $m >"$dir/log$m" 2>&1 &
+        ETCD_PIDS+=($!)
+      done
+    fi
+    i=$((i + 1))
+  done
+  for dir in "${ETCD_DIRS[@]}"; do
+    for _ in $(seq 1 60); do
+      [ "$(grep -l '^ready' "$dir"/log* | wc -l)" -eq "$(ls "$dir"/log* | wc -l)" ] && continue 2
+      sleep 1
+    done
+    echo "etcd members did not become ready; see $dir/log*" >&2
+    exit 1
+  done
 }
 etcd_round() {
   [ -n "${ETCDPEER:-}" ] || return 0
-  for c in ${CLIENTS:-1 64}; do
-    "$ETCDPEER" load --endpoints "$ETCD_ENDPOINTS" --clients $c --duration "${DUR:-5s}" --warmup 1s --size 200 |
-      python3 -c "import json,sys; r=json.load(sys.stdin); print(f\"build=etcd clients=$c ops_per_s={r['ops_per_s']:.0f} p50_ms={r['latency_ms']['p50']} p99_ms={r['latency_ms']['p99']}\")"
+  local i=0 peer b label
+  for peer in ${ETCD_PEERS:-one:any}; do
+    b=$((27510 + 10 * i))
+    label=etcd
+    [ "${ETCD_PEERS:-one:any}" = one:any ] || label=etcd-${peer/:/-}
+    for c in ${CLIENTS:-1 64}; do
+      "$ETCDPEER" load --endpoints 127.0.0.1:$b,127.0.0.1:$((b + 2)),127.0.0.1:$((b + 4)) --route "${peer#*:}" \
+        --clients $c --duration "${DUR:-5s}" --warmup 1s --size 200 |
+        python3 -c "import json,sys; r=json.load(sys.stdin); print(f\"build=$label clients=$c ops_per_s={r['ops_per_s']:.0f} p50_ms={r['latency_ms']['p50']} p99_ms={r['latency_ms']['p99']}\")"
+    done
+    i=$((i + 1))
   done
 }
 ticks() { local t=0; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo $t; }

@@ -2,12 +2,16 @@
 // (docs/benchmarks.md, "Peers in the same run"). It is a throwaway nested module so etcd's
 // dependencies never enter memcluster's go.mod.
 //
-//	etcdpeer serve --dir D --base 27510     three embedded etcd members on loopback in this process
+//	etcdpeer serve --dir D --base 27510 [--member M]
+//	                                        three embedded etcd members on loopback in this process
 //	                                        (client ports base, base+2, base+4; peer ports +1),
-//	                                        each with its own data dir and WAL fsync; runs until killed
-//	etcdpeer load --endpoints a,b,c --clients N --duration D --warmup W --size S
+//	                                        each with its own data dir and WAL fsync; runs until killed.
+//	                                        With --member M only member M (1-3): three such processes
+//	                                        are etcd as it is deployed, one member per process
+//	etcdpeer load --endpoints a,b,c --clients N --duration D --warmup W --size S [--route any|leader]
 //	                                        closed-loop puts of S-byte values under fresh keys, clients
-//	                                        spread round-robin over the endpoints; prints JSON
+//	                                        spread round-robin over the endpoints (any), or all at the
+//	                                        leader's (leader); prints JSON
 package main
 
 import (
@@ -63,7 +67,11 @@ func serve(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
 	dir := fs.String("dir", "etcd-data", "data directory (one sub-directory per member)")
 	base := fs.Int("base", 27510, "first port; member i uses base+2i (client) and base+2i+1 (peer)")
+	member := fs.Int("member", 0, "run only member N (1-3) in this process, as etcd is deployed; 0: all three here")
 	_ = fs.Parse(args)
+	if *member < 0 || *member > 3 {
+		return fmt.Errorf("--member %d: give 1, 2 or 3, or 0 for all three", *member)
+	}
 
 	var initial []string
 	for i := range 3 {
@@ -85,17 +93,20 @@ func serve(args []string) error {
 		c.ListenMetricsUrls = nil
 		cfgs[i] = c
 	}
-	// StartEtcd of one member waits for its peers' listeners, so start all three at once.
-	etcds := make([]*embed.Etcd, 3)
-	errs := make([]error, 3)
+	if *member > 0 {
+		cfgs = cfgs[*member-1 : *member]
+	}
+	// StartEtcd of one member waits for its peers' listeners, so start all of this process's members at once.
+	etcds := make([]*embed.Etcd, len(cfgs))
+	errs := make([]error, len(cfgs))
 	var wg sync.WaitGroup
-	for i := range 3 {
+	for i := range cfgs {
 		wg.Go(func() { etcds[i], errs[i] = embed.StartEtcd(cfgs[i]) })
 	}
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			return fmt.Errorf("start member %d: %w", i+1, err)
+			return fmt.Errorf("start member %s: %w", cfgs[i].Name, err)
 		}
 	}
 	for _, e := range etcds {
@@ -146,8 +157,21 @@ func load(args []string) error {
 	duration := fs.Duration("duration", 10*time.Second, "measured time")
 	warmup := fs.Duration("warmup", time.Second, "unmeasured time before")
 	size := fs.Int("size", 200, "value size in bytes")
+	route := fs.String("route", "any", "any: clients round-robin over the endpoints (a follower forwards to its leader); "+
+		"leader: every client at the leader's endpoint, as memctl bench --route leader sends each put to its shard's leader")
 	_ = fs.Parse(args)
 	eps := strings.Split(*endpoints, ",")
+	switch *route {
+	case "any":
+	case "leader":
+		ep, err := leaderEndpoint(eps)
+		if err != nil {
+			return err
+		}
+		eps = []string{ep}
+	default:
+		return fmt.Errorf("--route %q: give any or leader", *route)
+	}
 
 	// One gRPC connection per endpoint, shared by the clients assigned to it (as memctl bench
 	// shares one keep-alive pool per node).
@@ -220,4 +244,25 @@ func load(args []string) error {
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
+}
+
+// leaderEndpoint returns the endpoint of the member that leads, as each member's status reports it.
+func leaderEndpoint(eps []string) (string, error) {
+	c, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 10 * time.Second})
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, ep := range eps {
+		st, err := c.Status(ctx, ep)
+		if err != nil {
+			return "", fmt.Errorf("status of %s: %w", ep, err)
+		}
+		if st.Header.MemberId == st.Leader {
+			return ep, nil
+		}
+	}
+	return "", fmt.Errorf("no member of %v leads", eps)
 }
