@@ -114,7 +114,7 @@ func (c *config) minHeadroom() (int64, error) {
 	}
 	n, err := parseBytes(c.gcMinHeadroom)
 	if err != nil {
-		return 0, fmt.Errorf("--gc-min-headroom %q: want 0 (none) or a size such as 256MiB", c.gcMinHeadroom)
+		return 0, fmt.Errorf("--gc-min-headroom %q: want 0 (none) or a size such as 32MiB", c.gcMinHeadroom)
 	}
 	if n > gcpace.MaxMinHeadroom {
 		return 0, fmt.Errorf("--gc-min-headroom %q: at most %dGiB", c.gcMinHeadroom, gcpace.MaxMinHeadroom>>30)

@@ -22,8 +22,8 @@ import (
 // Percent/100. Collections then come as often as they would if those buffers lived outside the heap; their
 // marking cost does not change, because pointer-free buffers are not scanned.
 //
-// The other way round, a small heap that allocates fast (a young node taking writes) would be collected several
-// times a second at GOGC=100; the pacer gives it at least Options.MinHeadroom of headroom.
+// The other way round, a tiny heap that allocates fast would be collected back to back at GOGC=100; the pacer
+// gives it at least Options.MinHeadroom of headroom.
 //
 // A node that stops writing keeps the garbage of its last burst, and the headroom it was paced for, resident: it
 // runs no collection for two minutes, and the runtime returns free memory slowly. Once the heap has been idle
@@ -33,7 +33,7 @@ import (
 // Options.MinHeadroom's default and bound, and the highest GOGC the pacer sets for it (a heap a thousand times
 // smaller than its minimum headroom is collected a little earlier than that).
 const (
-	DefaultMinHeadroom = 256 << 20
+	DefaultMinHeadroom = 32 << 20
 	MaxMinHeadroom     = 1 << 40
 	maxPercent         = 100_000
 )
@@ -53,11 +53,15 @@ type Options struct {
 	// back to back. Default 10.
 	Floor int
 	// MinHeadroom is the least the heap may grow, in bytes, between a collection and the next, whatever
-	// Percent gives: a small heap under a stream of writes (a new cluster's, tens of MB live, a hundred MB
-	// allocated a second) would otherwise be collected several times a second, and each collection costs its
-	// fixed share and slows every goroutine while it marks. The pacer raises GOGC above Percent (and above GOGC
-	// from the environment) as far as it takes, up to 100,000; a large heap's headroom is larger anyway. A memory limit (GOMEMLIMIT, memnode's --memory-limit)
-	// still bounds the heap. Default 256 MiB; negative: none; at most MaxMinHeadroom.
+	// Percent gives: a tiny heap under a stream of writes would otherwise be collected back to back, each
+	// collection costing its fixed share. The pacer raises GOGC above Percent (and above GOGC from the
+	// environment) as far as it takes, up to 100,000; a large heap's headroom is larger anyway. A memory limit
+	// (GOMEMLIMIT, memnode's --memory-limit) still bounds the heap. Default 32 MiB: a floor of 256 MiB, which
+	// collects a young node's heap less often, made it slower, not faster — the heap then runs through memory
+	// it has not touched before, and on a machine where page faults are dear (a PVM guest) one client made
+	// 0.72× the puts it made with 32 MiB, at the median of seven pairs; floors from none to 64 MiB did about
+	// equally well (docs/benchmarks.md, "a smaller floor for the collector"). On a machine where faults were
+	// cheap the floor had made no difference. Negative: none; at most MaxMinHeadroom.
 	MinHeadroom int64
 	// Interval is how often the pacer looks at the heap (the live figure changes only at each collection).
 	// Default 1s.
