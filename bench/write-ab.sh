@@ -8,24 +8,27 @@
 # --route (node or leader; empty or none given: memctl's default, for builds older than the flag), SHARDS the
 # cluster's --shards (16);
 # env ROUNDS (2), CLIENTS, DUR.
-# With ETCDPEER set to a built bench/etcdpeer (cd bench/etcdpeer && go build -o /tmp/etcdpeer .), three etcd
-# members run beside the rounds and are loaded the same way after each round, for the ratio in the same minutes.
+# With ETCDPEER set to a built bench/etcdpeer (cd bench/etcdpeer && go build -o /tmp/etcdpeer .), etcd peers run
+# beside the rounds and are loaded the same way after each round, for the ratio in the same minutes: env
+# ETCD_PEERS lists them, each LAYOUT:ROUTE, LAYOUT one (three members in one process, the peer make bench uses)
+# or three (one member per process, as etcd is deployed and as memnode runs), ROUTE any (clients round-robin over
+# the members; a follower forwards) or leader (every client at the leader, as --route leader sends each put to
+# its shard's leader; needs an etcdpeer built with --route). Default "one:any", reported as build=etcd; with
+# ETCD_PEERS set each peer is reported as build=etcd-LAYOUT-ROUTE.
 set -u
 cd "$(dirname "$0")/.."
-# ETCD_PEERS lists the etcd peers to run, each LAYOUT:ROUTE: LAYOUT one (three members in one process, the
-# peer make bench has used) or three (one member per process, as etcd is deployed and as memnode runs);
-# ROUTE any (clients round-robin over the members; a follower forwards) or leader (every client at the leader,
-# as --route leader sends each put to its shard's leader). Default "one:any".
 ETCD_DIRS=() ETCD_PIDS=()
 etcd_start() {
   [ -n "${ETCDPEER:-}" ] || return 0
   local i=0 peer dir m
-  trap 'kill ${ETCD_PIDS[*]} 2>/dev/null; wait ${ETCD_PIDS[*]} 2>/dev/null; rm -rf ${ETCD_DIRS[*]}' EXIT
   for peer in ${ETCD_PEERS:-one:any}; do
     case $peer in one:any | one:leader | three:any | three:leader) ;; *)
       echo "ETCD_PEERS: $peer: give LAYOUT:ROUTE, LAYOUT one or three, ROUTE any or leader" >&2
       exit 2 ;;
     esac
+  done
+  trap 'kill "${ETCD_PIDS[@]}" 2>/dev/null; wait "${ETCD_PIDS[@]}" 2>/dev/null; rm -rf "${ETCD_DIRS[@]}"' EXIT
+  for peer in ${ETCD_PEERS:-one:any}; do
     dir=$(mktemp -d)
     ETCD_DIRS+=("$dir")
     if [ "${peer%%:*}" = one ]; then
@@ -50,13 +53,15 @@ etcd_start() {
 }
 etcd_round() {
   [ -n "${ETCDPEER:-}" ] || return 0
-  local i=0 peer b label
+  local i=0 peer b label route
   for peer in ${ETCD_PEERS:-one:any}; do
     b=$((27510 + 10 * i))
-    label=etcd
-    [ "${ETCD_PEERS:-one:any}" = one:any ] || label=etcd-${peer/:/-}
+    label=etcd route=
+    [ -z "${ETCD_PEERS:-}" ] || label=etcd-${peer/:/-}
+    [ "${peer#*:}" = any ] || route="--route ${peer#*:}"
     for c in ${CLIENTS:-1 64}; do
-      "$ETCDPEER" load --endpoints 127.0.0.1:$b,127.0.0.1:$((b + 2)),127.0.0.1:$((b + 4)) --route "${peer#*:}" \
+      # --route only where it is not the default, so an etcdpeer built before the flag still runs one:any
+      "$ETCDPEER" load --endpoints 127.0.0.1:$b,127.0.0.1:$((b + 2)),127.0.0.1:$((b + 4)) $route \
         --clients $c --duration "${DUR:-5s}" --warmup 1s --size 200 |
         python3 -c "import json,sys; r=json.load(sys.stdin); print(f\"build=$label clients=$c ops_per_s={r['ops_per_s']:.0f} p50_ms={r['latency_ms']['p50']} p99_ms={r['latency_ms']['p99']}\")"
     done

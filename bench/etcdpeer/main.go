@@ -17,6 +17,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -119,15 +120,16 @@ func serve(args []string) error {
 	fmt.Println("ready")
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+	var err error
 	select {
 	case <-sig:
-	case err := <-etcds[0].Err():
-		fmt.Fprintln(os.Stderr, "member e1:", err)
+	case err = <-etcds[0].Err():
+		err = fmt.Errorf("member %s: %w", etcds[0].Config().Name, err)
 	}
 	for _, e := range etcds {
 		e.Close()
 	}
-	return nil
+	return err
 }
 
 type latency struct {
@@ -246,23 +248,32 @@ func load(args []string) error {
 	return enc.Encode(r)
 }
 
-// leaderEndpoint returns the endpoint of the member that leads, as each member's status reports it.
+// leaderEndpoint returns the endpoint of the member that leads, as the members' status reports it. A member that
+// does not answer is passed over, and a cluster still electing is asked again, for up to ten seconds.
 func leaderEndpoint(eps []string) (string, error) {
 	c, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 10 * time.Second})
 	if err != nil {
 		return "", err
 	}
 	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, ep := range eps {
-		st, err := c.Status(ctx, ep)
-		if err != nil {
-			return "", fmt.Errorf("status of %s: %w", ep, err)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var errs []error
+		for _, ep := range eps {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			st, err := c.Status(ctx, ep)
+			cancel()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("status of %s: %w", ep, err))
+				continue
+			}
+			if st.Leader != 0 && st.Header.MemberId == st.Leader {
+				return ep, nil
+			}
 		}
-		if st.Header.MemberId == st.Leader {
-			return ep, nil
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("no member of %v leads: %w", eps, errors.Join(errs...))
 		}
+		time.Sleep(200 * time.Millisecond)
 	}
-	return "", fmt.Errorf("no member of %v leads", eps)
 }
