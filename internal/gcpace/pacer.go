@@ -56,12 +56,12 @@ type Options struct {
 	// Percent gives: a tiny heap under a stream of writes would otherwise be collected back to back, each
 	// collection costing its fixed share. The pacer raises GOGC above Percent (and above GOGC from the
 	// environment) as far as it takes, up to 100,000; a large heap's headroom is larger anyway. A memory limit
-	// (GOMEMLIMIT, memnode's --memory-limit) still bounds the heap. Default 32 MiB: a floor of 256 MiB, which
-	// collects a young node's heap less often, made it slower, not faster — the heap then runs through memory
-	// it has not touched before, and on a machine where page faults are dear (a PVM guest) one client made
-	// 0.72× the puts it made with 32 MiB, at the median of seven pairs; floors from none to 64 MiB did about
-	// equally well (docs/benchmarks.md, "a smaller floor for the collector"). On a machine where faults were
-	// cheap the floor had made no difference. Negative: none; at most MaxMinHeadroom.
+	// (GOMEMLIMIT, memnode's --memory-limit) still bounds the heap. Default 32 MiB. A floor of 256 MiB, which
+	// collects a young node's heap less often, lets it run through memory it has not touched before; on a
+	// machine where page faults are dear (a PVM guest) one client then made 0.72× the puts it made with 32 MiB
+	// on fresh clusters, at the median of seven pairs, and floors from none to 64 MiB did about equally well
+	// (docs/benchmarks.md, "a smaller floor for the collector"). On a machine where faults were cheap 256 MiB
+	// against none had made no difference. Negative: none; at most MaxMinHeadroom.
 	MinHeadroom int64
 	// Interval is how often the pacer looks at the heap (the live figure changes only at each collection).
 	// Default 1s.
