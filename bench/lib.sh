@@ -48,3 +48,26 @@ foreground() {
     --clients 4 --duration "$DUR" >"$OUT/search-$1.json"
   wait $w
 }
+
+# ticks PID...: the CPU ticks (user and system) the processes have used so far.
+ticks() {
+  local t=0 p
+  for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done
+  echo $t
+}
+
+# settle PID...: waits until the processes are back near idle after a run: two seconds in a row under 0.4 of a
+# core, and at least 6 s (memnode builds the full-text batches a follower deferred up to 5 s after a write), at
+# most 60 s. Prints the seconds waited and the processes' ticks when it returned.
+settle() {
+  local quiet=0 waited=0 a b
+  a=$(ticks "$@")
+  while { [ $quiet -lt 2 ] || [ $waited -lt 6 ]; } && [ $waited -lt 60 ]; do
+    sleep 1
+    waited=$((waited + 1))
+    b=$(ticks "$@")
+    if [ $((b - a)) -lt $(($(getconf CLK_TCK) * 4 / 10)) ]; then quiet=$((quiet + 1)); else quiet=0; fi
+    a=$b
+  done
+  echo "$waited $a"
+}

@@ -8,7 +8,8 @@
 #   3. 3-replica acknowledged writes: memcluster (3 memnode processes) vs etcd (3 embedded members,
 #      bench/etcdpeer, a throwaway nested module), WRITE_CLIENTS clients (1 16 64), REPS runs of DUR each;
 #      memcluster's clients send each user's puts to its shard's leader (WRITE_ROUTE=leader; node: to their
-#      node, which forwards), etcd's to their member, which forwards to its leader
+#      node, which forwards), etcd's to their member, which forwards to its leader; each side starts once the
+#      other is back near idle (bench/lib.sh's settle: memnode's deferred full-text batches fall in its own time)
 #                                                                                -> $OUT/{memcluster,etcd}-cN-rR.json
 #   3b. footprint: one memnode --dev holding FOOTPRINT_TARGET memories (1000000), RSS against raw bytes,
 #       after the load and after a restart (bench/footprint.sh)                   -> $OUT/footprint/footprint.txt
@@ -23,6 +24,7 @@
 #              SKIP_WRITES=1, WRITE_ROUTE (leader), SKIP_FOOTPRINT=1, FOOTPRINT_TARGET (1000000), SKIP_CATCHUP=1, CATCHUP_TARGET (1000000), WRITE_CLIENTS ("1 16 64"), TENANT_OTHERS (memories/users beside the small user, 1000000/10000: the aim's case, about 2.5 minutes a repetition).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh # ticks, settle
 OUT=${OUT:-bench/out}
 REPS=${REPS:-3}
 DUR=${DUR:-5s}
@@ -73,13 +75,13 @@ if [ -z "${SKIP_WRITES:-}" ]; then
   # machine's load (other work shares it) falls on both sides of a ratio; the idle one costs little CPU.
   say "memcluster: 3 nodes on 127.0.0.1:27480/27490/27500"
   rm -rf "$OUT/memdata" && mkdir -p "$OUT/memdata"
-  ADDRS=""
+  ADDRS="" MEMPIDS=()
   for i in 1 2 3; do
     base=$((27470 + 10 * i))
     "$OUT/bin/memnode" --node-id "n$i" --data-dir "$OUT/memdata/n$i" --http-addr "127.0.0.1:$base" \
       --raft-addr "127.0.0.1:$((base + 1))" --gossip-addr "127.0.0.1:$((base + 2))" \
       --bootstrap-expect 3 --join 127.0.0.1:27482 --gossip-profile local >"$OUT/memdata/n$i.log" 2>&1 &
-    PIDS+=($!)
+    PIDS+=($!) MEMPIDS+=($!)
     ADDRS="$ADDRS${ADDRS:+,}http://127.0.0.1:$base"
   done
   ok=
@@ -93,7 +95,7 @@ if [ -z "${SKIP_WRITES:-}" ]; then
     say "etcd: 3 embedded members, clients on 127.0.0.1:27510/27512/27514"
     rm -rf "$OUT/etcd-data"
     "$OUT/bin/etcdpeer" serve --dir "$OUT/etcd-data" --base 27510 >"$OUT/etcd.log" 2>&1 &
-    PIDS+=($!)
+    PIDS+=($!) ETCDPID=$!
     for _ in $(seq 1 60); do grep -q '^ready' "$OUT/etcd.log" && break; sleep 1; done
     if grep -q '^ready' "$OUT/etcd.log"; then
       ETCD=1
@@ -107,11 +109,15 @@ if [ -z "${SKIP_WRITES:-}" ]; then
     for r in $(seq 1 "$REPS"); do
       "$CTL" -o json bench write --clients "$c" --duration "$DUR" --route "${WRITE_ROUTE:-leader}" --addr-list "$ADDRS" \
         >"$OUT/memcluster-c$c-r$r.json" 2>/dev/null
-      say "memcluster clients=$c rep=$r: $(summary "$OUT/memcluster-c$c-r$r.json")"
+      # Each side runs once the other is back near idle: memnode builds the full-text batches its followers
+      # deferred up to 5 s after the run, which would otherwise fall in etcd's run.
+      read -r waited _ < <(settle "${MEMPIDS[@]}")
+      say "memcluster clients=$c rep=$r: $(summary "$OUT/memcluster-c$c-r$r.json") (idle again after ${waited}s)"
       [ -n "$ETCD" ] || continue
       "$OUT/bin/etcdpeer" load --endpoints 127.0.0.1:27510,127.0.0.1:27512,127.0.0.1:27514 \
         --clients "$c" --duration "$DUR" --warmup 1s --size 200 >"$OUT/etcd-c$c-r$r.json"
-      say "etcd clients=$c rep=$r: $(summary "$OUT/etcd-c$c-r$r.json")"
+      read -r waited _ < <(settle "$ETCDPID")
+      say "etcd clients=$c rep=$r: $(summary "$OUT/etcd-c$c-r$r.json") (idle again after ${waited}s)"
     done
   done
   cleanup

@@ -17,6 +17,7 @@
 # ETCD_PEERS set each peer is reported as build=etcd-LAYOUT-ROUTE.
 set -u
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 ETCD_DIRS=() ETCD_PIDS=()
 etcd_start() {
   [ -n "${ETCDPEER:-}" ] || return 0
@@ -68,7 +69,6 @@ etcd_round() {
     i=$((i + 1))
   done
 }
-ticks() { local t=0; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo $t; }
 run() { # dir[:route[:shards]]
   local data pids label=$1 route= shards=16 rest
   case $1 in *:*)
@@ -88,17 +88,9 @@ run() { # dir[:route[:shards]]
       --addr-list http://127.0.0.1:7480,http://127.0.0.1:7490,http://127.0.0.1:7500 >"$data/c$c.json" 2>/dev/null
     t1=$(ticks $pids)
     # Work a build defers past the run (batches left to index) is still the puts' cost: wait until the
-    # nodes are back near idle (two seconds under 0.4 of a core, past the followers' 5 s linger, at most 60 s)
-    # and count their CPU until then.
-    local quiet=0 drain=0 a b
-    a=$t1
-    while { [ $quiet -lt 2 ] || [ $drain -lt 6 ]; } && [ $drain -lt 60 ]; do
-      sleep 1
-      drain=$((drain + 1))
-      b=$(ticks $pids)
-      if [ $((b - a)) -lt $(($(getconf CLK_TCK) * 4 / 10)) ]; then quiet=$((quiet + 1)); else quiet=0; fi
-      a=$b
-    done
+    # nodes are back near idle (bench/lib.sh's settle) and count their CPU until then.
+    local drain a
+    read -r drain a < <(settle $pids)
     python3 - "$data/c$c.json" "$label" "$c" "$((t1 - t0))" "$(getconf CLK_TCK)" "$((a - t0))" "$drain" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
