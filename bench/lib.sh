@@ -1,5 +1,6 @@
-# Shared by the cluster benchmarks (source it): setup, loading memories and the foreground workload. The caller
-# sets OUT and DUR, calls bench_init, and sets A (one node's address) and ADDRS (every node's, comma-separated).
+# Shared by the cluster benchmarks (source it): setup, loading memories and the foreground workload, for which the
+# caller sets OUT and DUR, calls bench_init, and sets A (one node's address) and ADDRS (every node's,
+# comma-separated); and ticks and settle, which need none of that (bench/run.sh, bench/write-ab.sh).
 
 # bench_init NAME: builds the binaries, makes OUT absolute and empties its data, defines say (log lines prefixed
 # with NAME and the seconds since start) and kills the processes whose pids the script adds to PIDS on exit.
@@ -49,23 +50,31 @@ foreground() {
   wait $w
 }
 
-# ticks PID...: the CPU ticks (user and system) the processes have used so far.
+# ticks PID...: the CPU ticks (user and system) the processes have used so far; fails, naming it, if one has
+# exited.
 ticks() {
-  local t=0 p
-  for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done
+  local t=0 p v
+  for p in "$@"; do
+    v=$(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null) && [ -n "$v" ] || {
+      echo "ticks: process $p has exited" >&2
+      return 1
+    }
+    t=$((t + v))
+  done
   echo $t
 }
 
 # settle PID...: waits until the processes are back near idle after a run: two seconds in a row under 0.4 of a
-# core, and at least 6 s (memnode builds the full-text batches a follower deferred up to 5 s after a write), at
-# most 60 s. Prints the seconds waited and the processes' ticks when it returned.
+# core, and at least SETTLE_MIN seconds (default 6: memnode builds the full-text batches a follower deferred up
+# to 5 s after a write), at most 60 s. Prints the seconds waited and the processes' ticks when it returned;
+# fails if one of them has exited.
 settle() {
-  local quiet=0 waited=0 a b
-  a=$(ticks "$@")
-  while { [ $quiet -lt 2 ] || [ $waited -lt 6 ]; } && [ $waited -lt 60 ]; do
+  local quiet=0 waited=0 min=${SETTLE_MIN:-6} a b
+  a=$(ticks "$@") || return 1
+  while { [ $quiet -lt 2 ] || [ $waited -lt "$min" ]; } && [ $waited -lt 60 ]; do
     sleep 1
     waited=$((waited + 1))
-    b=$(ticks "$@")
+    b=$(ticks "$@") || return 1
     if [ $((b - a)) -lt $(($(getconf CLK_TCK) * 4 / 10)) ]; then quiet=$((quiet + 1)); else quiet=0; fi
     a=$b
   done

@@ -20,7 +20,7 @@
 #      and docs/write-scaling.png
 # Ports: memcluster 27480-27502 (HTTP/raft/gossip per node), etcd 27510-27515, footprint 27600-27602,
 #        recovery 31540-31562.
-# Environment: OUT (bench/out), REPS (3), DUR (5s), GOBENCHTIME (100ms), SKIP_GOBENCH=1, SKIP_PEERS=1 (reuse $OUT/peers.json),
+# Environment: OUT (bench/out), REPS (3), DUR (5s), GOBENCHTIME (100ms), SKIP_GOBENCH=1, SKIP_PEERS=1 (reuse $OUT/peers.json), SKIP_REPORT=1 (leave docs/ alone),
 #              SKIP_WRITES=1, WRITE_ROUTE (leader), SKIP_FOOTPRINT=1, FOOTPRINT_TARGET (1000000), SKIP_CATCHUP=1, CATCHUP_TARGET (1000000), WRITE_CLIENTS ("1 16 64"), TENANT_OTHERS (memories/users beside the small user, 1000000/10000: the aim's case, about 2.5 minutes a repetition).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,7 +52,9 @@ if [ -z "${SKIP_GOBENCH:-}" ]; then
 fi
 
 # 2. Search peers, in one process.
-if [ -z "${SKIP_PEERS:-}" ] || [ ! -f "$OUT/peers.json" ]; then
+# The report needs peers.json: SKIP_PEERS reuses one, and runs the peers when there is none unless the report is
+# skipped too.
+if [ -z "${SKIP_PEERS:-}" ] || { [ ! -f "$OUT/peers.json" ] && [ -z "${SKIP_REPORT:-}" ]; }; then
   say "search peers (bench/cmd/peers -reps $REPS)"
   $GO build -o "$OUT/peers" ./bench/cmd/peers
   "$OUT/peers" -reps "$REPS" -tmp "$OUT/tmp" -out "$OUT/peers.json"
@@ -109,15 +111,15 @@ if [ -z "${SKIP_WRITES:-}" ]; then
     for r in $(seq 1 "$REPS"); do
       "$CTL" -o json bench write --clients "$c" --duration "$DUR" --route "${WRITE_ROUTE:-leader}" --addr-list "$ADDRS" \
         >"$OUT/memcluster-c$c-r$r.json" 2>/dev/null
-      # Each side runs once the other is back near idle: memnode builds the full-text batches its followers
-      # deferred up to 5 s after the run, which would otherwise fall in etcd's run.
-      read -r waited _ < <(settle "${MEMPIDS[@]}")
-      say "memcluster clients=$c rep=$r: $(summary "$OUT/memcluster-c$c-r$r.json") (idle again after ${waited}s)"
+      # Each run starts once the other side is back near idle: memnode builds the full-text batches its
+      # followers deferred up to 5 s after the run, which would otherwise fall in the next runs of both sides.
+      s=$(settle "${MEMPIDS[@]}") || { echo "a memnode exited; see $OUT/memdata/n*.log" >&2; exit 1; }
+      say "memcluster clients=$c rep=$r: $(summary "$OUT/memcluster-c$c-r$r.json") (idle again after ${s%% *}s)"
       [ -n "$ETCD" ] || continue
       "$OUT/bin/etcdpeer" load --endpoints 127.0.0.1:27510,127.0.0.1:27512,127.0.0.1:27514 \
         --clients "$c" --duration "$DUR" --warmup 1s --size 200 >"$OUT/etcd-c$c-r$r.json"
-      read -r waited _ < <(settle "$ETCDPID")
-      say "etcd clients=$c rep=$r: $(summary "$OUT/etcd-c$c-r$r.json") (idle again after ${waited}s)"
+      s=$(SETTLE_MIN=0 settle "$ETCDPID") || { echo "etcdpeer exited; see $OUT/etcd.log" >&2; exit 1; }
+      say "etcd clients=$c rep=$r: $(summary "$OUT/etcd-c$c-r$r.json") (idle again after ${s%% *}s)"
     done
   done
   cleanup
@@ -140,6 +142,10 @@ if [ -z "${SKIP_CATCHUP:-}" ]; then
 fi
 
 # 4. Report.
+if [ -n "${SKIP_REPORT:-}" ]; then
+  say "done (report skipped: docs/ untouched; results in $OUT)"
+  exit 0
+fi
 say "report"
 $GO run ./bench/cmd/report -in "$OUT" -reps "$REPS" -dur "$DUR" -gobenchtime "$GOBENCHTIME" \
   -doc docs/benchmarks.md -png docs/search-latency.png -write-png docs/write-scaling.png

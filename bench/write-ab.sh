@@ -90,7 +90,7 @@ run() { # dir[:route[:shards]]
     # Work a build defers past the run (batches left to index) is still the puts' cost: wait until the
     # nodes are back near idle (bench/lib.sh's settle) and count their CPU until then.
     local drain a
-    read -r drain a < <(settle $pids)
+    read -r drain a < <(settle $pids) || echo "$label: a node exited during the run; see $data/n*.log" >&2
     python3 - "$data/c$c.json" "$label" "$c" "$((t1 - t0))" "$(getconf CLK_TCK)" "$((a - t0))" "$drain" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
