@@ -19,6 +19,7 @@ set -u
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 ETCD_DIRS=() ETCD_PIDS=()
+etcd_base() { echo $((27510 + 10 * $1)); } # the first port of the I-th etcd peer ETCD_PEERS lists
 etcd_start() {
   [ -n "${ETCDPEER:-}" ] || return 0
   local i=0 peer dir m
@@ -33,11 +34,11 @@ etcd_start() {
     dir=$(mktemp -d)
     ETCD_DIRS+=("$dir")
     if [ "${peer%%:*}" = one ]; then
-      "$ETCDPEER" serve --dir "$dir/data" --base $((27510 + 10 * i)) >"$dir/log1" 2>&1 &
+      "$ETCDPEER" serve --dir "$dir/data" --base "$(etcd_base $i)" >"$dir/log1" 2>&1 &
       ETCD_PIDS+=($!)
     else
       for m in 1 2 3; do
-        "$ETCDPEER" serve --dir "$dir/data" --base $((27510 + 10 * i)) --member $m >"$dir/log$m" 2>&1 &
+        "$ETCDPEER" serve --dir "$dir/data" --base "$(etcd_base $i)" --member $m >"$dir/log$m" 2>&1 &
         ETCD_PIDS+=($!)
       done
     fi
@@ -56,7 +57,7 @@ etcd_round() {
   [ -n "${ETCDPEER:-}" ] || return 0
   local i=0 peer b label route
   for peer in ${ETCD_PEERS:-one:any}; do
-    b=$((27510 + 10 * i))
+    b=$(etcd_base $i)
     label=etcd route=
     [ -z "${ETCD_PEERS:-}" ] || label=etcd-${peer/:/-}
     [ "${peer#*:}" = any ] || route="--route ${peer#*:}"
