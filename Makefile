@@ -43,8 +43,9 @@ vet:
 test: build vet
 	# -p 1: the cluster and end-to-end packages run many Raft nodes and processes; on a 2-core machine they
 	# must not starve each other's election timers.
-	$(GO) test -count=1 -p 1 -timeout 20m $(PKGS_NORACE)
-	$(GO) test -count=1 -p 1 -race -timeout 20m $(PKGS_RACE)
+	# scripts/gotest.sh is go test that repeats, at the end of a failure's output, which test failed or hung.
+	GO=$(GO) scripts/gotest.sh -count=1 -p 1 -timeout 20m $(PKGS_NORACE)
+	GO=$(GO) scripts/gotest.sh -count=1 -p 1 -race -timeout 20m $(PKGS_RACE)
 	$(MAKE) fuzz-short
 
 # Each fuzz target for a decoder of outside bytes, briefly (committed seeds in */testdata/fuzz run in `go test`

@@ -236,7 +236,7 @@ func (n *Node) Stop() error {
 		errs = append(errs, r.Shutdown())
 	}
 	if n.mraft != nil {
-		errs = append(errs, shutdownRaft(n.mraft.raft, n.mraft.wait).Error())
+		errs = append(errs, stopGroup(n.mraft.raft, n.mraft.wait, n.mraft.trans, n.log.With("group", "meta")))
 		n.mraft.trans.Close()
 	}
 	if n.hb != nil {

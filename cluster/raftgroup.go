@@ -2,8 +2,11 @@ package cluster
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -24,6 +27,31 @@ type raftGroup struct {
 func shutdownRaft(r *raft.Raft, wait *peerWaitTransport) raft.Future {
 	wait.stopWaiting()
 	return r.Shutdown()
+}
+
+// stopGroup stops a group's raft. Its Shutdown waits for every replication goroutine, and one blocked in an RPC to
+// an unresponsive peer would hold it for good: after a grace period the transport's connections are closed, which
+// fails such RPCs, and a goroutine dump is logged if even that does not end it.
+func stopGroup(r *raft.Raft, wait *peerWaitTransport, trans raftTransport, log *slog.Logger) error {
+	f := shutdownRaft(r, wait)
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(5 * time.Second):
+	}
+	log.Warn("raft shutdown is slow: closing the group's connections")
+	trans.CloseStreams()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(30 * time.Second):
+	}
+	var dump strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&dump, 1)
+	log.Error("raft shutdown still blocked after 35s", "goroutines", dump.String())
+	return <-done
 }
 
 // raftRPCTimeout bounds one Raft RPC (and a coalesced heartbeat's wait for its reply): then it fails and raft

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/pprof"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -113,7 +111,7 @@ func (r *Replica) Apply(ctx context.Context, cmd []byte) (storage.ApplyResult, e
 		timeout = time.Until(dl)
 	}
 	f := r.raft.Apply(cmd, timeout)
-	if err := f.Error(); err != nil {
+	if err := futureError(ctx, f); err != nil {
 		return storage.ApplyResult{}, mapRaftErr(err)
 	}
 	res, _ := f.Response().(storage.ApplyResult)
@@ -121,6 +119,24 @@ func (r *Replica) Apply(ctx context.Context, cmd []byte) (storage.ApplyResult, e
 		return res, res.Err
 	}
 	return res, nil
+}
+
+// futureError is f.Error() for no longer than ctx. Raft's futures take no context (Apply's timeout bounds only
+// the enqueue), and a leader that keeps its lease but cannot commit (its followers refusing its entries) would hold
+// the caller, and whoever waits on it, for good. An entry abandoned this way may still commit, as after any
+// timeout.
+func futureError(ctx context.Context, f raft.Future) error {
+	if ctx.Done() == nil {
+		return f.Error()
+	}
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for raft: %w", ctx.Err())
+	}
 }
 
 func mapRaftErr(err error) error {
@@ -149,7 +165,7 @@ func (r *Replica) ReadBarrier(ctx context.Context) error {
 		}
 	}
 	idx := r.raft.CommitIndex()
-	if err := r.raft.VerifyLeader().Error(); err != nil {
+	if err := futureError(ctx, r.raft.VerifyLeader()); err != nil {
 		return mapRaftErr(err)
 	}
 	// raft's applied index, not the FSM's: noop and barrier entries never reach the FSM.
@@ -207,30 +223,7 @@ func (r *Replica) Shutdown() error {
 	return err
 }
 
-// shutdownRaft stops raft. Its Shutdown waits for every replication goroutine, and one blocked in an RPC to an
-// unresponsive peer would hold it for good: after a grace period the transport's connections are closed,
-// which fails such RPCs, and a goroutine dump is logged if even that does not end it.
-func (r *Replica) shutdownRaft() error {
-	f := shutdownRaft(r.raft, r.wait)
-	done := make(chan error, 1)
-	go func() { done <- f.Error() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(5 * time.Second):
-	}
-	r.log.Warn("raft shutdown is slow: closing the group's connections")
-	r.trans.CloseStreams()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(30 * time.Second):
-	}
-	var dump strings.Builder
-	_ = pprof.Lookup("goroutine").WriteTo(&dump, 1)
-	r.log.Error("raft shutdown still blocked after 35s", "goroutines", dump.String())
-	return <-done
-}
+func (r *Replica) shutdownRaft() error { return stopGroup(r.raft, r.wait, r.trans, r.log) }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
