@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -44,7 +43,7 @@ func TestIdleShardAdvancesPastADroppedReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 30*time.Second, "every node alive to the deciding node", func() bool { return len(c.nodes[0].liveMembers()) == 3 })
-	if _, err := c.nodes[0].SetNodeState(context.Background(), holder.cfg.NodeID, NodeDraining, false); err != nil {
+	if _, err := c.nodes[0].SetNodeState(ctxFor(t, 30*time.Second), holder.cfg.NodeID, NodeDraining, false); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 90*time.Second, "the new replica's log to reach what the dropped one held", func() bool {

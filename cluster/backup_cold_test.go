@@ -2,10 +2,10 @@ package cluster
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/memcluster/memcluster/backup"
 	"github.com/memcluster/memcluster/tiering"
@@ -14,7 +14,7 @@ import (
 // Cold segments of an external store go into a backup whole, or by reference; a restore finds the included
 // ones in its spool and checks that the target's store holds every referenced one, byte for byte.
 func TestColdSegmentsIncludedOrReferenced(t *testing.T) {
-	ctx := context.Background()
+	ctx := ctxFor(t, 3*time.Minute)
 	open := func() *tiering.BlobStore {
 		s, err := tiering.OpenBlobStore(ctx, "file://"+t.TempDir())
 		if err != nil {

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -37,7 +36,7 @@ func TestBindHostListensThereAndAdvertisesNames(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	st := c.nodes[1].Status(context.Background())
+	st := c.nodes[1].Status(ctxFor(t, 30*time.Second))
 	for _, ns := range st.Nodes {
 		if !strings.HasPrefix(ns.RaftAddr, "localhost:") || !strings.HasPrefix(ns.HTTPAddr, "localhost:") {
 			t.Errorf("node %s advertises raft %q, http %q; want the names it was given", ns.ID, ns.RaftAddr, ns.HTTPAddr)

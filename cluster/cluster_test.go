@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -70,10 +69,10 @@ func TestClusterFormsAndServesWritesFromEveryNode(t *testing.T) {
 		})
 	}
 	// Search runs on the shard's indexes and is scoped to the user.
-	shard, _ := c.nodes[1].ShardFor(context.Background(), "user-0-0")
+	shard, _ := c.nodes[1].ShardFor(ctxFor(t, 30*time.Second), "user-0-0")
 	q := retrieval.NewQuery("user-0-0", "memory node")
 	q.MinScore = 0
-	res, err := c.nodes[1].Search(context.Background(), shard, q, false)
+	res, err := c.nodes[1].Search(ctxFor(t, 30*time.Second), shard, q, false)
 	if err != nil || len(res) == 0 {
 		t.Fatalf("search: %v, %d results", err, len(res))
 	}
@@ -88,7 +87,7 @@ func TestLeaderLossWritesResumeAndNodeCatchesUp(t *testing.T) {
 	c := makeCluster(t, 3, testConfig())
 	c.waitHealthy(c.nodes[0], 40*time.Second, "a healthy cluster")
 	const user = "alice"
-	shard, _ := c.nodes[0].ShardFor(context.Background(), user)
+	shard, _ := c.nodes[0].ShardFor(ctxFor(t, 30*time.Second), user)
 	var leader *testNode
 	waitFor(t, 40*time.Second, "a shard leader", func() bool {
 		for _, tn := range c.nodes {

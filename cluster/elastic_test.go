@@ -123,7 +123,7 @@ func TestDrainThenRemove(t *testing.T) {
 	// The drain guard counts the nodes that the deciding node's gossip sees alive; a node that joined last may
 	// not have reached its member list yet.
 	waitFor(t, 30*time.Second, "n2 to see every node alive", func() bool { return len(c.nodes[1].liveMembers()) == 4 })
-	ctx := context.Background()
+	ctx := ctxFor(t, 3*time.Minute)
 	if _, err := c.nodes[1].SetNodeState(ctx, victim.cfg.NodeID, NodeDraining, false); err != nil {
 		t.Fatal(err)
 	}
@@ -172,11 +172,11 @@ func TestDrainThenRemove(t *testing.T) {
 func TestRemoveRefusedWhileHoldingData(t *testing.T) {
 	c := makeCluster(t, 3, testConfig())
 	c.waitHealthy(c.nodes[0], 40*time.Second, "a healthy cluster")
-	_, err := c.nodes[0].SetNodeState(context.Background(), "n2", NodeRemoved, false)
+	_, err := c.nodes[0].SetNodeState(ctxFor(t, 30*time.Second), "n2", NodeRemoved, false)
 	if !errors.Is(err, ErrRefused) {
 		t.Fatalf("remove of a node holding replicas: %v", err)
 	}
-	if _, err := c.nodes[0].SetNodeState(context.Background(), "nope", NodeDraining, false); !errors.Is(err, ErrUnknownNode) {
+	if _, err := c.nodes[0].SetNodeState(ctxFor(t, 30*time.Second), "nope", NodeDraining, false); !errors.Is(err, ErrUnknownNode) {
 		t.Fatalf("drain of an unknown node: %v", err)
 	}
 }

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"reflect"
 	"testing"
@@ -80,7 +79,7 @@ func TestHeartbeatCoalescingClusterFormsReplicatesAndFailsOver(t *testing.T) {
 	// Failover: the leader of a shard stops; writes resume on the others, whose heartbeats to the stopped node
 	// fall back to direct RPCs (which fail, as they would without coalescing).
 	const user = "hb-failover"
-	shard, err := c.nodes[0].ShardFor(context.Background(), user)
+	shard, err := c.nodes[0].ShardFor(ctxFor(t, 30*time.Second), user)
 	if err != nil {
 		t.Fatal(err)
 	}

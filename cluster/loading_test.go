@@ -56,7 +56,7 @@ func TestRestartedReplicasRunWhileTheirIndexesLoad(t *testing.T) {
 	waitFor(t, 30*time.Second, "the cluster's status to show n3's indexes loading", loading)
 
 	// Made leader of a shard by an operator, the loading replica hands the leadership on.
-	shard, err := n1.ShardFor(context.Background(), users[0])
+	shard, err := n1.ShardFor(ctxFor(t, 30*time.Second), users[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestRestartedReplicasRunWhileTheirIndexesLoad(t *testing.T) {
 	close(gate)
 	waitFor(t, 60*time.Second, "n3's indexes to load", func() bool { return !loading() })
 	for i, u := range users {
-		shard, err := n3.ShardFor(context.Background(), u)
+		shard, err := n3.ShardFor(ctxFor(t, 30*time.Second), u)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -15,7 +14,7 @@ func TestReplicaRemovedAndReaddedCatchesUp(t *testing.T) {
 	c := makeCluster(t, 3, testConfig())
 	c.waitHealthy(c.nodes[0], 40*time.Second, "a healthy cluster")
 	const user = "alice"
-	shard, _ := c.nodes[0].ShardFor(context.Background(), user)
+	shard, _ := c.nodes[0].ShardFor(ctxFor(t, 30*time.Second), user)
 	leaderOf := func() *testNode {
 		for _, tn := range c.nodes {
 			if r, ok := tn.Replica(shard); ok && r.IsLeader() {

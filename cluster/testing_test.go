@@ -192,6 +192,14 @@ func testIndexFactory(dir string, db *storage.DB, log *slog.Logger) IndexFactory
 	}
 }
 
+// ctxFor is a context that ends after d, or with the test: no call a test makes waits for good, and a stuck one
+// fails naming itself rather than hanging the package until go test's timeout.
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -18,7 +17,7 @@ func TestTraceSpansCoordinatorAndShard(t *testing.T) {
 	cfg.Tracer = tp.Tracer("test")
 	c := makeCluster(t, 3, cfg)
 	c.waitHealthy(c.nodes[0], 40*time.Second, "a healthy cluster")
-	shard, _ := c.nodes[0].ShardFor(context.Background(), "tracy")
+	shard, _ := c.nodes[0].ShardFor(ctxFor(t, 30*time.Second), "tracy")
 	var coord *testNode
 	for _, tn := range c.nodes {
 		if r, ok := tn.Replica(shard); ok && !r.IsLeader() {
