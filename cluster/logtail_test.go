@@ -47,14 +47,6 @@ func (l *logTail) String() string {
 
 // logger returns node id's logger: into the tail at Info, and to stderr at Debug when MEMCLUSTER_TEST_LOG is set.
 func (c *testCluster) logger(id string) *slog.Logger {
-	if c.logs == nil {
-		c.logs = &logTail{}
-		c.t.Cleanup(func() {
-			if c.t.Failed() {
-				c.t.Logf("last %d log lines of the cluster:\n%s", logTailLines, c.logs)
-			}
-		})
-	}
 	if os.Getenv("MEMCLUSTER_TEST_LOG") != "" {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", id)
 	}

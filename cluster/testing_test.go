@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -60,6 +62,33 @@ type testCluster struct {
 	base  Config
 	logs  *logTail
 	bg    []func() // stops of the background workers
+	watch *time.Timer
+}
+
+// testHangAfter is how long a cluster test may run, its cleanups included, before the watchdog calls it stuck: far
+// past its longest wait (the slowest takes under a minute under -race on two cores).
+const testHangAfter = 8 * time.Minute
+
+// watchdog starts the cluster's log tail, shown when the test fails, and a watchdog that ends the test binary when
+// the test is still running after testHangAfter, first printing the test's name, every goroutine and the
+// cluster's last log lines: go test's own -timeout comes much later and shows no log. Registered before any
+// node's cleanup, both cover the nodes' stops too.
+func (c *testCluster) watchdog() {
+	name, logs := c.t.Name(), &logTail{}
+	c.logs = logs
+	c.t.Cleanup(func() {
+		if c.t.Failed() {
+			c.t.Logf("last %d log lines of the cluster:\n%s", logTailLines, logs)
+		}
+	})
+	c.watch = time.AfterFunc(testHangAfter, func() {
+		fmt.Fprintf(os.Stderr, "\nHUNG: %s still running after %v; its goroutines, then its cluster's last log lines:\n",
+			name, testHangAfter)
+		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 2)
+		fmt.Fprintf(os.Stderr, "\n%s\nHUNG: %s still running after %v\n", logs.String(), name, testHangAfter)
+		os.Exit(3)
+	})
+	c.t.Cleanup(func() { c.watch.Stop() })
 }
 
 // freeAddr is a loopback address outside the kernel's ephemeral range (see testport).
@@ -92,6 +121,9 @@ func makeCluster(t *testing.T, n int, base Config) *testCluster {
 // add starts a node with cfg; NodeID is required, addresses and dir are filled in.
 func (c *testCluster) add(cfg Config) *testNode {
 	c.t.Helper()
+	if c.watch == nil {
+		c.watchdog()
+	}
 	cfg.DataDir = c.t.TempDir()
 	cfg.RaftAddr, cfg.GossipAddr, cfg.HTTPAddr = freeAddr(c.t), freeAddr(c.t), freeAddr(c.t)
 	if len(cfg.Join) == 0 && len(c.nodes) > 0 {

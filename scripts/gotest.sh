@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# gotest.sh ARGS...: `go test ARGS...`, its output shown as it comes and kept in a file; when it fails, the lines
-# that say which test failed or hung (a timeout's "running tests:" list and the stacks through test code, each
-# "--- FAIL" with the lines around it) are printed again at the end, where a CI log's tail shows them: a
-# timeout's goroutine dump is thousands of lines.
+# gotest.sh ARGS...: `go test ARGS...`, its output shown as it comes and kept in a file. When it fails, what says
+# which test failed or hung is printed again at the end, the most telling last, where a CI log's tail shows it: a
+# hang's goroutine dump is thousands of lines. A hang is go test's -timeout ("panic: test timed out", then the
+# tests running) or the cluster tests' watchdog ("HUNG: <test>", a dump, the cluster's log, "HUNG: <test>").
 set -uo pipefail
 GO=${GO:-go}
 log=$(mktemp "${TMPDIR:-/tmp}/gotest.XXXXXX")
@@ -12,12 +12,16 @@ rc=${PIPESTATUS[0]}
 if [ "$rc" -ne 0 ]; then
 	echo
 	echo "=== go test $* failed (exit $rc); what failed:"
-	awk '/^panic: test timed out/ {on = 1} on && /^[[:space:]]*$/ {on = 0} on' "$log" | head -20
-	# A hang: the stacks that run through test code (the test's own goroutine, its cleanups, its workers).
-	if grep -q '^panic: test timed out' "$log"; then
-		awk 'BEGIN {RS = ""; ORS = "\n\n"} /^goroutine / && /_test\.go:/' "$log" | head -150
+	if grep -q -E '^panic: test timed out|^HUNG: ' "$log"; then
+		echo "--- the goroutines running through test code:"
+		awk 'BEGIN {RS = ""; ORS = "\n\n"} /^goroutine / && /_test\.go:/' "$log" | head -120
 	fi
-	grep -E -B4 -A4 '^\s*--- FAIL' "$log" | tail -60
+	if last=$(grep -n '^HUNG: ' "$log" | tail -1 | cut -d: -f1) && [ -n "$last" ]; then
+		echo "--- the hung cluster's last log lines:"
+		sed -n "$((last > 40 ? last - 40 : 1)),${last}p" "$log"
+	fi
+	grep -E -B4 -A4 '^\s*--- FAIL' "$log" | tail -40
+	awk '/^panic: test timed out/ {on = 1} on && /^[[:space:]]*$/ {on = 0} on' "$log" | head -20
 	grep -E '^(FAIL|ok) ' "$log"
 fi
 exit "$rc"
