@@ -132,7 +132,7 @@ func (n *Node) transferLocal(ctx context.Context, r *Replica, to, addr string) e
 	if !r.IsLeader() {
 		return ErrNotLeader
 	}
-	if err := r.raft.LeadershipTransferToServer(raft.ServerID(to), raft.ServerAddress(addr)).Error(); err != nil {
+	if err := futureError(ctx, r.raft.LeadershipTransferToServer(raft.ServerID(to), raft.ServerAddress(addr))); err != nil {
 		return fmt.Errorf("transfer shard %d to %s: %w", r.Shard, to, err)
 	}
 	for r.Leader() != to {
@@ -169,7 +169,7 @@ func (n *Node) proposeMetaAnywhere(ctx context.Context, c metaCommand) error {
 	}
 	for backoff := 20 * time.Millisecond; ; backoff = min(2*backoff, 500*time.Millisecond) {
 		if n.IsMetaLeader() {
-			return n.mraft.raft.Apply(b, 5*time.Second).Error()
+			return futureError(ctx, n.mraft.raft.Apply(b, 5*time.Second))
 		}
 		if _, id := n.mraft.raft.LeaderWithID(); id != "" {
 			if addr := n.httpAddrOf(string(id)); addr != "" {
@@ -200,7 +200,7 @@ func (n *Node) handleMetaPropose(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, &rpcError{Code: "not_leader", Message: "not the meta leader"})
 		return
 	}
-	if err := n.mraft.raft.Apply(b, 5*time.Second).Error(); err != nil {
+	if err := futureError(r.Context(), n.mraft.raft.Apply(b, 5*time.Second)); err != nil {
 		writeRPCError(w, &rpcError{Code: "not_leader", Message: err.Error()})
 		return
 	}

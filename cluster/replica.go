@@ -79,7 +79,7 @@ func (r *Replica) watchLeadership() {
 // restore does) is tried again: giving up left the leader refusing every linearizable read for its whole term.
 func (r *Replica) becomeReadable(gen *atomic.Uint64, g uint64) {
 	for gen.Load() == g && r.IsLeader() {
-		err := r.raft.Barrier(10 * time.Second).Error()
+		err := futureErrorWithin(r.raft.Barrier(10*time.Second), raftChangeWait)
 		if err == nil {
 			if gen.Load() == g {
 				r.readable.Store(true)
@@ -137,6 +137,17 @@ func futureError(ctx context.Context, f raft.Future) error {
 	case <-ctx.Done():
 		return fmt.Errorf("waiting for raft: %w", ctx.Err())
 	}
+}
+
+// raftChangeWait bounds how long the node's own loops (reconcile, membership changes, meta proposals) wait for a
+// raft entry to commit before going on: the next reconcile looks again at what the group holds.
+const raftChangeWait = 10 * time.Second
+
+// futureErrorWithin is futureError for no longer than d.
+func futureErrorWithin(f raft.Future, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return futureError(ctx, f)
 }
 
 func mapRaftErr(err error) error {

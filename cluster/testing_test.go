@@ -146,6 +146,9 @@ func (c *testCluster) add(cfg Config) *testNode {
 
 func (c *testCluster) start(tn *testNode) {
 	c.t.Helper()
+	if c.watch == nil { // a test that starts its nodes itself
+		c.watchdog()
+	}
 	tn.cfg.Logger = c.logger(tn.cfg.NodeID)
 	if tn.disk == nil {
 		tn.disk = &fullableFS{FS: vfs.Default}
