@@ -46,6 +46,8 @@ test: build vet
 	# scripts/gotest.sh is go test that repeats, at the end of a failure's output, which test failed or hung.
 	GO=$(GO) scripts/gotest.sh -count=1 -p 1 -timeout 20m $(PKGS_NORACE)
 	GO=$(GO) scripts/gotest.sh -count=1 -p 1 -race -timeout 20m $(PKGS_RACE)
+	# The raft fork's commitment (third_party/raft/MEMCLUSTER.md), a module of its own.
+	cd third_party/raft && GO=$(GO) ../../scripts/gotest.sh -count=1 -race -run '^TestCommitment' .
 	$(MAKE) fuzz-short
 
 # Each fuzz target for a decoder of outside bytes, briefly (committed seeds in */testdata/fuzz run in `go test`

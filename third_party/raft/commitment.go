@@ -18,6 +18,13 @@ type commitment struct {
 	commitCh chan struct{}
 	// voter ID to log index: the server stores up through this log entry
 	matchIndexes map[ServerID]uint64
+	// memcluster fork: the same for the configuration's servers that do not vote. A non-voter promoted to voter
+	// keeps what it acknowledged: the leader appends the promotion, its replicators send it, and only then does
+	// the leader loop hand the configuration to setConfiguration, so the new voter's reply to that very entry can
+	// come first. Dropped, it left the voter at 0 until the leader sent it another entry: with a voter of the
+	// group dead and the shard idle, the promotion never committed. A server out of the configuration has no
+	// entry, so nothing it acknowledged before a removal counts after it is added again.
+	nonvoterIndexes map[ServerID]uint64
 	// a quorum stores up through this log entry. monotonically increases.
 	commitIndex uint64
 	// the first index of this leader's term: this needs to be replicated to a
@@ -34,16 +41,20 @@ type commitment struct {
 // its description above).
 func newCommitment(commitCh chan struct{}, configuration Configuration, startIndex uint64) *commitment {
 	matchIndexes := make(map[ServerID]uint64)
+	nonvoterIndexes := make(map[ServerID]uint64)
 	for _, server := range configuration.Servers {
 		if server.Suffrage == Voter {
 			matchIndexes[server.ID] = 0
+		} else {
+			nonvoterIndexes[server.ID] = 0
 		}
 	}
 	return &commitment{
-		commitCh:     commitCh,
-		matchIndexes: matchIndexes,
-		commitIndex:  0,
-		startIndex:   startIndex,
+		commitCh:        commitCh,
+		matchIndexes:    matchIndexes,
+		nonvoterIndexes: nonvoterIndexes,
+		commitIndex:     0,
+		startIndex:      startIndex,
 	}
 }
 
@@ -53,11 +64,16 @@ func newCommitment(commitCh chan struct{}, configuration Configuration, startInd
 func (c *commitment) setConfiguration(configuration Configuration) {
 	c.Lock()
 	defer c.Unlock()
-	oldMatchIndexes := c.matchIndexes
+	oldMatchIndexes, oldNonvoterIndexes := c.matchIndexes, c.nonvoterIndexes
 	c.matchIndexes = make(map[ServerID]uint64)
+	c.nonvoterIndexes = make(map[ServerID]uint64)
 	for _, server := range configuration.Servers {
+		// memcluster fork: a server's index whether it voted or not before (see nonvoterIndexes).
+		known := max(oldMatchIndexes[server.ID], oldNonvoterIndexes[server.ID]) // defaults to 0
 		if server.Suffrage == Voter {
-			c.matchIndexes[server.ID] = oldMatchIndexes[server.ID] // defaults to 0
+			c.matchIndexes[server.ID] = known
+		} else {
+			c.nonvoterIndexes[server.ID] = known
 		}
 	}
 	c.recalculate()
@@ -80,6 +96,8 @@ func (c *commitment) match(server ServerID, matchIndex uint64) {
 	if prev, hasVote := c.matchIndexes[server]; hasVote && matchIndex > prev {
 		c.matchIndexes[server] = matchIndex
 		c.recalculate()
+	} else if prev, known := c.nonvoterIndexes[server]; !hasVote && known && matchIndex > prev { // memcluster fork
+		c.nonvoterIndexes[server] = matchIndex
 	}
 }
 

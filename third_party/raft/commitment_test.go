@@ -90,6 +90,31 @@ func TestCommitment_match_nonVoting(t *testing.T) {
 	}
 }
 
+// memcluster fork: a non-voter promoted to voter counts what it acknowledged before the promotion reached the
+// commitment (its reply to the promotion entry itself can come first); a server removed and added again counts
+// nothing from before.
+func TestCommitment_promotedNonvoterKeepsItsMatch(t *testing.T) {
+	commitCh := make(chan struct{}, 1)
+	withD := makeConfiguration([]string{"a", "b", "c"})
+	withD.Servers = append(withD.Servers, Server{Suffrage: Nonvoter, Address: "daddr", ID: "d"})
+	c := newCommitment(commitCh, withD, 1)
+	c.match("a", 10) // the leader stored the promotion of d, at 10
+	c.match("d", 10) // d acknowledged it before the leader loop set the new configuration
+	c.setConfiguration(makeConfiguration([]string{"a", "b", "c", "d"})) // b is dead
+	c.match("c", 10)
+	if got := c.getCommitIndex(); got != 10 {
+		t.Fatalf("promotion entry not committed by a, c and the promoted d: commit index %d", got)
+	}
+	c.setConfiguration(makeConfiguration([]string{"a", "b", "c"}))
+	c.match("d", 20) // a late reply from the removed server's replicator
+	c.match("a", 20)
+	c.setConfiguration(makeConfiguration([]string{"a", "b", "c", "d"}))
+	c.match("c", 20)
+	if got := c.getCommitIndex(); got != 10 {
+		t.Fatalf("a removed server's acknowledgements counted after it was added again: commit index %d", got)
+	}
+}
+
 // Tests recalculate() algorithm.
 func TestCommitment_recalculate(t *testing.T) {
 	commitCh := make(chan struct{}, 1)
