@@ -13,7 +13,7 @@ import (
 // (the service name); here the name is localhost. The cluster forms, the advertised addresses are the names, and
 // the Raft port listens on the bind host.
 func TestBindHostListensThereAndAdvertisesNames(t *testing.T) {
-	c := &testCluster{t: t, base: testConfig()}
+	c := newTestCluster(t, testConfig())
 	named := func() string {
 		_, port, _ := net.SplitHostPort(freeAddr(t))
 		return "localhost:" + port

@@ -165,7 +165,7 @@ func TestJoiningNodesTakeUnderReplicatedShards(t *testing.T) {
 	// Force snapshot installs onto the newcomers: snapshots every 16 entries, checked often, and a log
 	// compacted to its last 4 entries after each.
 	cfg.SnapshotThreshold, cfg.ShardSnapshotInterval, cfg.ShardTrailingLogs = 16, 100*time.Millisecond, 4
-	c := &testCluster{t: t, base: cfg}
+	c := newTestCluster(t, cfg)
 	first := cfg
 	first.NodeID, first.BootstrapExpect = "n1", 1
 	n1 := c.add(first)
@@ -240,7 +240,7 @@ func TestMissingMemoryIsNotFoundOnEveryNode(t *testing.T) {
 // formed), still rejoins from what it remembers when restarted without --join.
 func TestRestartRejoinsBeforeTheClusterFormed(t *testing.T) {
 	cfg := testConfig()
-	c := &testCluster{t: t, base: cfg}
+	c := newTestCluster(t, cfg)
 	for _, id := range []string{"n1", "n2"} {
 		nc := cfg
 		nc.NodeID, nc.BootstrapExpect = id, 3 // a third node never comes: the cluster does not form

@@ -274,7 +274,7 @@ func TestDeadMetaVoterReplaced(t *testing.T) {
 func TestZonesKeepReplicasApart(t *testing.T) {
 	base := testConfig()
 	base.Shards = 8
-	c := &testCluster{t: t, base: base}
+	c := newTestCluster(t, base)
 	for i, zone := range []string{"a", "b", "c"} {
 		cfg := base
 		cfg.NodeID, cfg.Zone, cfg.BootstrapExpect = fmt.Sprintf("n%d", i+1), zone, 3

@@ -67,7 +67,7 @@ func TestOldDataDirMigrates(t *testing.T) {
 	if err != nil || len(want) != 20 {
 		t.Fatalf("testdata: %d memories, %v", len(want), err)
 	}
-	c := &testCluster{t: t, base: testConfig()}
+	c := newTestCluster(t, testConfig())
 	cfg := c.base
 	cfg.NodeID, cfg.Shards, cfg.Replicas, cfg.BootstrapExpect = "dev", 4, 1, 1
 	cfg.DataDir = dir

@@ -183,13 +183,13 @@ func (n *Node) reconcileShard(r *Replica) {
 		}
 	}
 	if !slices.Contains(want, n.cfg.NodeID) && len(want) > 0 {
-		_ = futureErrorWithin(r.raft.LeadershipTransfer(), raftChangeWait)
+		_ = n.waitRaft(r.raft.LeadershipTransfer())
 	}
 }
 
 // membershipStep logs one membership change and counts its failure.
 func (n *Node) membershipStep(r *Replica, step, node string, f raft.IndexFuture) {
-	if err := futureErrorWithin(f, raftChangeWait); err != nil {
+	if err := n.waitRaft(f); err != nil {
 		n.metrics.moveStepsFailed.WithLabelValues(step).Inc()
 		n.log.Warn("shard membership change failed", "shard", r.Shard, "step", step, "node", node, "err", err)
 		return
@@ -314,7 +314,7 @@ func (n *Node) syncMetaMembership(st MetaState, live map[string]NodeInfo, gone m
 		for _, id := range sortedKeys(live) {
 			if sf, ok := in[id]; st.StateOf(id) != NodeRemoved && (!ok || sf != raft.Voter) {
 				n.log.Info("meta group: adding voter", "node", id, "live_voters", liveVoters, "want", want)
-				n.logMetaChange("add voter", id, futureErrorWithin(n.mraft.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(live[id].RaftAddr), 0, 5*time.Second), raftChangeWait))
+				n.logMetaChange("add voter", id, n.waitRaft(n.mraft.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(live[id].RaftAddr), 0, 5*time.Second)))
 				return
 			}
 		}
@@ -323,13 +323,13 @@ func (n *Node) syncMetaMembership(st MetaState, live map[string]NodeInfo, gone m
 		id := string(s.ID)
 		if id != n.cfg.NodeID && (gone[id] || st.StateOf(id) == NodeRemoved) {
 			n.log.Info("meta group: removing member", "node", id, "gone", gone[id])
-			n.logMetaChange("remove member", id, futureErrorWithin(n.mraft.raft.RemoveServer(s.ID, 0, 5*time.Second), raftChangeWait))
+			n.logMetaChange("remove member", id, n.waitRaft(n.mraft.raft.RemoveServer(s.ID, 0, 5*time.Second)))
 			return
 		}
 	}
 	for _, id := range sortedKeys(live) {
 		if _, ok := in[id]; !ok && st.StateOf(id) != NodeRemoved {
-			n.logMetaChange("add non-voter", id, futureErrorWithin(n.mraft.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(live[id].RaftAddr), 0, 5*time.Second), raftChangeWait))
+			n.logMetaChange("add non-voter", id, n.waitRaft(n.mraft.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(live[id].RaftAddr), 0, 5*time.Second)))
 			return
 		}
 	}
@@ -345,7 +345,7 @@ func (n *Node) logMetaChange(op, id string, err error) {
 
 func (n *Node) proposeMeta(c metaCommand) {
 	b, _ := json.Marshal(c)
-	if err := futureErrorWithin(n.mraft.raft.Apply(b, 5*time.Second), raftChangeWait); err != nil {
+	if err := n.waitRaft(n.mraft.raft.Apply(b, 5*time.Second)); err != nil {
 		n.log.Warn("meta proposal failed", "op", c.Op, "err", err)
 	}
 }

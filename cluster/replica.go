@@ -79,7 +79,7 @@ func (r *Replica) watchLeadership() {
 // restore does) is tried again: giving up left the leader refusing every linearizable read for its whole term.
 func (r *Replica) becomeReadable(gen *atomic.Uint64, g uint64) {
 	for gen.Load() == g && r.IsLeader() {
-		err := futureErrorWithin(r.raft.Barrier(10*time.Second), raftChangeWait)
+		err := futureErrorWithin(r.raft.Barrier(10*time.Second), raftChangeWait, r.stop)
 		if err == nil {
 			if gen.Load() == g {
 				r.readable.Store(true)
@@ -112,6 +112,9 @@ func (r *Replica) Apply(ctx context.Context, cmd []byte) (storage.ApplyResult, e
 	}
 	f := r.raft.Apply(cmd, timeout)
 	if err := futureError(ctx, f); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) { // taken, not answered
+			return storage.ApplyResult{}, fmt.Errorf("%w: %v", ErrOutcomeUnknown, err)
+		}
 		return storage.ApplyResult{}, mapRaftErr(err)
 	}
 	res, _ := f.Response().(storage.ApplyResult)
@@ -143,12 +146,23 @@ func futureError(ctx context.Context, f raft.Future) error {
 // raft entry to commit before going on: the next reconcile looks again at what the group holds.
 const raftChangeWait = 10 * time.Second
 
-// futureErrorWithin is futureError for no longer than d.
-func futureErrorWithin(f raft.Future, d time.Duration) error {
+// futureErrorWithin is futureError for no longer than d, or than stop stays open.
+func futureErrorWithin(f raft.Future, d time.Duration, stop <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	return futureError(ctx, f)
 }
+
+// waitRaft is how the node's own loops wait for a raft entry: raftChangeWait at most, and no longer than the node
+// runs, so that Stop, which waits for reconcile, never waits for a change that cannot commit.
+func (n *Node) waitRaft(f raft.Future) error { return futureErrorWithin(f, raftChangeWait, n.stop) }
 
 func mapRaftErr(err error) error {
 	switch {

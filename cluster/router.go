@@ -232,6 +232,8 @@ func mapOutcome(err error) error {
 		return fmt.Errorf("%w: %s", storage.ErrWrongShard, re.Message)
 	case "refused":
 		return fmt.Errorf("%w: %s", ErrRefused, re.Message)
+	case "outcome_unknown":
+		return fmt.Errorf("%w: %s", ErrOutcomeUnknown, re.Message)
 	}
 	return err
 }

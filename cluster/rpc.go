@@ -273,6 +273,8 @@ func toRPCError(err error, rep *Replica) *rpcError {
 		return &rpcError{Code: "wrong_shard", Message: err.Error()}
 	case errors.Is(err, ErrRefused):
 		return &rpcError{Code: "refused", Message: err.Error()}
+	case errors.Is(err, ErrOutcomeUnknown):
+		return &rpcError{Code: "outcome_unknown", Message: err.Error()}
 	}
 	return &rpcError{Code: "internal", Message: err.Error()}
 }
@@ -290,6 +292,8 @@ func writeRPCError(w http.ResponseWriter, e *rpcError) {
 		status = http.StatusForbidden
 	case "wrong_shard", "refused":
 		status = http.StatusConflict
+	case "outcome_unknown":
+		status = http.StatusGatewayTimeout
 	}
 	writeJSON(w, status, e)
 }

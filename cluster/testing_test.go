@@ -62,7 +62,6 @@ type testCluster struct {
 	base  Config
 	logs  *logTail
 	bg    []func() // stops of the background workers
-	watch *time.Timer
 }
 
 // testHangAfter is how long a cluster test may run, its cleanups included, before the watchdog calls it stuck: far
@@ -71,8 +70,8 @@ const testHangAfter = 8 * time.Minute
 
 // watchdog starts the cluster's log tail, shown when the test fails, and a watchdog that ends the test binary when
 // the test is still running after testHangAfter, first printing the test's name, every goroutine and the
-// cluster's last log lines: go test's own -timeout comes much later and shows no log. Registered before any
-// node's cleanup, both cover the nodes' stops too.
+// cluster's last log lines: go test's own -timeout comes much later and shows no log. Registered by
+// newTestCluster, before any node's cleanup, both cover the nodes' stops too.
 func (c *testCluster) watchdog() {
 	name, logs := c.t.Name(), &logTail{}
 	c.logs = logs
@@ -81,14 +80,14 @@ func (c *testCluster) watchdog() {
 			c.t.Logf("last %d log lines of the cluster:\n%s", logTailLines, logs)
 		}
 	})
-	c.watch = time.AfterFunc(testHangAfter, func() {
+	watch := time.AfterFunc(testHangAfter, func() {
 		fmt.Fprintf(os.Stderr, "\nHUNG: %s still running after %v; its goroutines, then its cluster's last log lines:\n",
 			name, testHangAfter)
 		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 2)
 		fmt.Fprintf(os.Stderr, "\n%s\nHUNG: %s still running after %v\n", logs.String(), name, testHangAfter)
 		os.Exit(3)
 	})
-	c.t.Cleanup(func() { c.watch.Stop() })
+	c.t.Cleanup(func() { watch.Stop() })
 }
 
 // freeAddr is a loopback address outside the kernel's ephemeral range (see testport).
@@ -106,9 +105,16 @@ func testConfig() Config {
 		ReconcileInterval: 100 * time.Millisecond, DeadNodeTimeout: 3 * time.Second}
 }
 
+// newTestCluster is an empty cluster whose watchdog and log tail run from now on, before any node's cleanup.
+func newTestCluster(t *testing.T, base Config) *testCluster {
+	c := &testCluster{t: t, base: base}
+	c.watchdog()
+	return c
+}
+
 func makeCluster(t *testing.T, n int, base Config) *testCluster {
 	t.Helper()
-	c := &testCluster{t: t, base: base}
+	c := newTestCluster(t, base)
 	for i := 0; i < n; i++ {
 		cfg := base
 		cfg.NodeID = fmt.Sprintf("n%d", i+1)
@@ -121,9 +127,6 @@ func makeCluster(t *testing.T, n int, base Config) *testCluster {
 // add starts a node with cfg; NodeID is required, addresses and dir are filled in.
 func (c *testCluster) add(cfg Config) *testNode {
 	c.t.Helper()
-	if c.watch == nil {
-		c.watchdog()
-	}
 	cfg.DataDir = c.t.TempDir()
 	cfg.RaftAddr, cfg.GossipAddr, cfg.HTTPAddr = freeAddr(c.t), freeAddr(c.t), freeAddr(c.t)
 	if len(cfg.Join) == 0 && len(c.nodes) > 0 {
@@ -146,9 +149,6 @@ func (c *testCluster) add(cfg Config) *testNode {
 
 func (c *testCluster) start(tn *testNode) {
 	c.t.Helper()
-	if c.watch == nil { // a test that starts its nodes itself
-		c.watchdog()
-	}
 	tn.cfg.Logger = c.logger(tn.cfg.NodeID)
 	if tn.disk == nil {
 		tn.disk = &fullableFS{FS: vfs.Default}

@@ -20,7 +20,7 @@ if [ "$rc" -ne 0 ]; then
 		echo "--- the hung cluster's last log lines:"
 		sed -n "$((last > 40 ? last - 40 : 1)),${last}p" "$log"
 	fi
-	grep -E -B4 -A4 '^\s*--- FAIL' "$log" | tail -40
+	grep -E -B4 -A4 '^[[:space:]]*--- FAIL' "$log" | tail -40
 	awk '/^panic: test timed out/ {on = 1} on && /^[[:space:]]*$/ {on = 0} on' "$log" | head -20
 	grep -E '^(FAIL|ok) ' "$log"
 fi

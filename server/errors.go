@@ -53,6 +53,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusNotFound, "not_found", err.Error(), "")
 	case errors.Is(err, cluster.ErrRefused):
 		writeError(w, http.StatusConflict, "refused", err.Error(), "")
+	case errors.Is(err, cluster.ErrOutcomeUnknown):
+		// Not "unavailable": a client that retries a write on Retry-After could apply it twice.
+		writeError(w, http.StatusGatewayTimeout, "outcome_unknown", err.Error(), "")
 	case errors.Is(err, cluster.ErrRemoved):
 		writeError(w, http.StatusServiceUnavailable, "node_removed", err.Error()+": send requests to another node", "")
 	case errors.Is(err, cluster.ErrNoLeader), errors.Is(err, cluster.ErrStopped),

@@ -23,7 +23,8 @@ type commitment struct {
 	// the leader loop hand the configuration to setConfiguration, so the new voter's reply to that very entry can
 	// come first. Dropped, it left the voter at 0 until the leader sent it another entry: with a voter of the
 	// group dead and the shard idle, the promotion never committed. A server out of the configuration has no
-	// entry, so nothing it acknowledged before a removal counts after it is added again.
+	// entry, and a removed server's replicator reports nothing more (followerReplication.removed), so nothing it
+	// acknowledged before a removal counts after it is added again.
 	nonvoterIndexes map[ServerID]uint64
 	// a quorum stores up through this log entry. monotonically increases.
 	commitIndex uint64

@@ -98,8 +98,8 @@ func TestCommitment_promotedNonvoterKeepsItsMatch(t *testing.T) {
 	withD := makeConfiguration([]string{"a", "b", "c"})
 	withD.Servers = append(withD.Servers, Server{Suffrage: Nonvoter, Address: "daddr", ID: "d"})
 	c := newCommitment(commitCh, withD, 1)
-	c.match("a", 10) // the leader stored the promotion of d, at 10
-	c.match("d", 10) // d acknowledged it before the leader loop set the new configuration
+	c.match("a", 10)                                                    // the leader stored the promotion of d, at 10
+	c.match("d", 10)                                                    // d acknowledged it before the leader loop set the new configuration
 	c.setConfiguration(makeConfiguration([]string{"a", "b", "c", "d"})) // b is dead
 	c.match("c", 10)
 	if got := c.getCommitIndex(); got != 10 {

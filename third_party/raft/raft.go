@@ -642,6 +642,7 @@ func (r *Raft) startStopReplication() {
 		}
 		// Replicate up to lastIdx and stop
 		r.logger.Info("removed peer, stopping replication", "peer", serverID, "last-index", lastIdx)
+		repl.removed.Store(true) // memcluster fork
 		repl.stopCh <- lastIdx
 		close(repl.stopCh)
 		delete(r.leaderState.replState, serverID)

@@ -93,6 +93,11 @@ type followerReplication struct {
 	// allowPipeline is used to determine when to pipeline the AppendEntries RPCs.
 	// It is private to this replication goroutine.
 	allowPipeline bool
+
+	// memcluster fork: removed is set once the follower left the configuration. What it acknowledges after that
+	// (the best-effort replication up to the removal) is not reported to the commitment: had the server been
+	// added again meanwhile, the report would count entries of a replica that may have been deleted since.
+	removed atomic.Bool
 }
 
 // notifyAll is used to notify all the waiting verify futures
@@ -657,7 +662,9 @@ func updateLastAppended(s *followerReplication, req *AppendEntriesRequest) {
 	if logs := req.Entries; len(logs) > 0 {
 		last := logs[len(logs)-1]
 		atomic.StoreUint64(&s.nextIndex, last.Index+1)
-		s.commitment.match(s.peer.ID, last.Index)
+		if !s.removed.Load() { // memcluster fork
+			s.commitment.match(s.peer.ID, last.Index)
+		}
 	}
 
 	// Notify still leader
