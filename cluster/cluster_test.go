@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -254,4 +255,34 @@ func TestRestartRejoinsBeforeTheClusterFormed(t *testing.T) {
 	waitFor(t, 30*time.Second, "n2 to rejoin", func() bool {
 		return len(n1.liveMembers()) == 2 && len(n2.liveMembers()) == 2
 	})
+}
+
+// A proposal forwarded to its shard's leader whose wait for the answer ends is of unknown outcome (the leader may
+// have taken it): not a shard without a leader, which a client retries.
+func TestForwardedWriteTimeoutIsOutcomeUnknown(t *testing.T) {
+	c := makeCluster(t, 3, testConfig())
+	c.waitHealthy(c.nodes[0], 40*time.Second, "a healthy cluster")
+	const user = "held-user"
+	shard, err := c.nodes[0].ShardFor(ctxFor(t, 30*time.Second), user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leader, coord *testNode
+	for _, tn := range c.nodes {
+		if r, ok := tn.Replica(shard); ok && r.IsLeader() {
+			leader = tn
+		} else {
+			coord = tn
+		}
+	}
+	if leader == nil || coord == nil {
+		t.Fatalf("shard %d: leader %v, another node %v", shard, leader != nil, coord != nil)
+	}
+	leader.holdProposals.Store(int64(2 * time.Second))
+	cmd, _ := putCmdAs(t, coord.RecordFormat(), user, "held by its leader")
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := coord.Propose(ctx, shard, cmd); !errors.Is(err, ErrOutcomeUnknown) {
+		t.Fatalf("forwarded proposal past its deadline: %v, want ErrOutcomeUnknown", err)
+	}
 }

@@ -23,7 +23,7 @@ var (
 	ErrRefused = errors.New("refused")
 	// ErrRemoved is returned by a node that was removed from the cluster.
 	ErrRemoved = errors.New("this node was removed from the cluster")
-	// ErrOutcomeUnknown is a write whose caller stopped waiting after its leader had taken it: it may still be
-	// applied. Read before writing again what is not idempotent.
+	// ErrOutcomeUnknown is a write whose caller stopped waiting once its leader had taken it, or once it was sent
+	// to its leader: it may still be applied. Read before writing again what is not idempotent.
 	ErrOutcomeUnknown = errors.New("write outcome unknown: the shard's leader took it and it may still be applied")
 )

@@ -28,9 +28,16 @@ func (n *Node) Propose(ctx context.Context, shard uint32, cmd []byte) (storage.A
 		res, err = n.proposeLocal(ctx, r, cmd)
 		return err
 	}, func(ctx context.Context, addr string) error {
+		if err := ctx.Err(); err != nil {
+			return err // not sent
+		}
 		var rep proposeReply
 		err := n.call(ctx, http.MethodPost, addr, fmt.Sprintf("%sshards/%d/propose", internalPrefix, shard), nil,
 			"application/octet-stream", cmd, &rep)
+		if err != nil && ctx.Err() != nil {
+			// Sent, and the wait for the answer ended: the leader may have taken it.
+			return fmt.Errorf("%w: %v", ErrOutcomeUnknown, err)
+		}
 		res.Deleted, res.Conflict, res.Rev = rep.Deleted, rep.Conflict, rep.Rev
 		return err
 	})

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -37,6 +38,8 @@ type testNode struct {
 	disk *fullableFS
 	// oldBuild makes the node's report look like a build's before CmdPrune (no max_command).
 	oldBuild atomic.Bool
+	// holdProposals, when positive, is how long the node's internal API holds each forwarded proposal first.
+	holdProposals atomic.Int64
 	// indexGate, when set, holds every index open of the node until it is closed; indexErr fails every open.
 	indexGate chan struct{}
 	indexErr  error
@@ -183,6 +186,9 @@ func (c *testCluster) start(tn *testNode) {
 	}
 	internal := n.InternalHandler()
 	tn.http = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if d := time.Duration(tn.holdProposals.Load()); d > 0 && strings.HasSuffix(r.URL.Path, "/propose") {
+			time.Sleep(d)
+		}
 		if tn.oldBuild.Load() && r.Method == http.MethodGet && r.URL.Path == internalPrefix+"node" {
 			rep := n.Report()
 			rep.MaxCommand = 0
