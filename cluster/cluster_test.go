@@ -286,3 +286,34 @@ func TestForwardedWriteTimeoutIsOutcomeUnknown(t *testing.T) {
 		t.Fatalf("forwarded proposal past its deadline: %v, want ErrOutcomeUnknown", err)
 	}
 }
+
+// A hint naming the coordinator itself (another replica answered "not leader, ask n1" while n1 led the shard,
+// and the shard has moved off n1 since) is out of date: the coordinator asks the placement instead of failing
+// every request for the shard with "no leader" until something else replaced the hint.
+func TestSelfLeaderHintIsDropped(t *testing.T) {
+	cfg := testConfig()
+	cfg.Replicas = 1
+	c := makeCluster(t, 3, cfg)
+	c.waitHealthy(c.nodes[0], 40*time.Second, "a healthy cluster")
+	const user = "hinted-user"
+	shard, err := c.nodes[0].ShardFor(ctxFor(t, 30*time.Second), user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var coord *testNode
+	for _, tn := range c.nodes {
+		if _, ok := tn.Replica(shard); !ok {
+			coord = tn
+		}
+	}
+	if coord == nil {
+		t.Fatalf("shard %d has a replica on every node", shard)
+	}
+	coord.mu.Lock()
+	coord.leaderHint[shard] = coord.cfg.NodeID
+	coord.mu.Unlock()
+	cmd, _ := putCmdAs(t, coord.RecordFormat(), user, "routed past a stale hint")
+	if _, err := coord.Propose(ctxFor(t, 10*time.Second), shard, cmd); err != nil {
+		t.Fatalf("propose with a hint naming the coordinator: %v", err)
+	}
+}

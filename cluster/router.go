@@ -125,7 +125,7 @@ func (n *Node) tryOnce(ctx context.Context, shard uint32, op string, stale bool,
 		return local(ctx, r)
 	}
 	target := n.leaderGuess(shard, r)
-	if target == "" || target == n.cfg.NodeID {
+	if target == "" {
 		return ErrNoLeader
 	}
 	addr := n.httpAddrOf(target)
@@ -177,28 +177,41 @@ func (n *Node) LeaderURL(shard uint32) string {
 }
 
 // leaderGuess picks the node to ask: the local replica's view of the leader, a hint from an earlier answer, or
-// a replica from the placement (which answers with its own hint).
+// a replica from the placement (which answers with its own hint). It never names this node: tryOnce asked the
+// local replica first, so a view or hint naming this node is out of date (a replica that was this node's when
+// another answered "not leader, ask n1", moved since, would otherwise leave every request for the shard here
+// failing with no leader, as nothing asked again would replace the hint).
 func (n *Node) leaderGuess(shard uint32, r *Replica) string {
+	self := n.cfg.NodeID
 	if r != nil {
-		if l := r.Leader(); l != "" {
+		if l := r.Leader(); l != "" && l != self {
 			return l
 		}
 	}
-	n.mu.RLock()
+	n.mu.Lock()
 	hint := n.leaderHint[shard]
-	n.mu.RUnlock()
+	if hint == self {
+		delete(n.leaderHint, shard)
+		hint = ""
+	}
+	n.mu.Unlock()
 	if hint != "" {
 		return hint
 	}
-	var pick string
+	var others []string
 	n.meta.read(func(s *MetaState) {
 		if int(shard) < len(s.Placement) {
-			if reps := s.Placement[shard]; len(reps) > 0 {
-				pick = reps[int(time.Now().UnixNano()/int64(time.Millisecond))%len(reps)]
+			for _, id := range s.Placement[shard] {
+				if id != self {
+					others = append(others, id)
+				}
 			}
 		}
 	})
-	return pick
+	if len(others) == 0 {
+		return ""
+	}
+	return others[int(time.Now().UnixNano()/int64(time.Millisecond))%len(others)]
 }
 
 func (n *Node) httpAddrOf(id string) string {
