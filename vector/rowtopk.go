@@ -7,17 +7,26 @@ type rowHit struct {
 	row   int32
 }
 
-// rowTopK is topK over rows rather than ids. A 100k-row scan keeping the 800 candidates of k = 100 offers some
-// thousands of rows; carrying ids, each offer read its row's id (a cache miss, the scan's costliest line) and
-// moved 24-byte entries. The id is read only to break a tie of scores, and for the filter.
+// rowTopK keeps the k best rows offered, over rows rather than ids: carrying ids, each offer read its row's id (a
+// cache miss, the scan's costliest line) and moved 24-byte entries. The id is read only to break a tie of
+// scores, and for the filter.
+//
+// It is a buffer, not a heap. A 100k-row scan keeping the 800 candidates of k = 100 takes in some thousands of
+// rows, and a heap of 800 sifted each of them through ten levels: a third of the scan's CPU. Here a row that beats
+// the floor is appended; when the buffer holds 2k, a selection keeps the k best and their worst becomes the new
+// floor. That costs a few comparisons a row. Between selections the floor is looser than a heap's, so up to k
+// rows more pass it (and the filter) than a heap would let in; the rows kept are the same.
 type rowTopK struct {
-	k    int
-	hits []rowHit
-	ids  []string // the namespace's ids, by row
+	k     int
+	hits  []rowHit // at most 2k, unordered; the k best are kept by keepBest
+	floor rowHit   // the worst of the k kept at the last selection; valid once floored
+	// floored is set by the first selection: from then on a row must beat floor to enter.
+	floored bool
+	ids     []string // the namespace's ids, by row
 }
 
 func newRowTopK(k int, ids []string) *rowTopK {
-	return &rowTopK{k: k, hits: make([]rowHit, 0, k), ids: ids}
+	return &rowTopK{k: k, hits: make([]rowHit, 0, 2*k), ids: ids}
 }
 
 // better orders candidates as better orders hits: higher score, then smaller id.
@@ -28,61 +37,113 @@ func (t *rowTopK) better(a, b rowHit) bool {
 	return t.ids[a.row] < t.ids[b.row]
 }
 
-func (t *rowTopK) full() bool { return len(t.hits) == t.k }
+// passes reports whether a row scoring s at row could still be among the k best. It reads the row's id only on
+// a tie with the floor.
+func (t *rowTopK) passes(s float32, row int) bool {
+	return !t.floored || s > t.floor.score || s == t.floor.score && t.ids[row] < t.ids[t.floor.row]
+}
 
-// offer keeps h if it beats the current worst.
+// offer keeps h if it beats the floor.
 func (t *rowTopK) offer(h rowHit) {
-	switch {
-	case !t.full():
-		t.hits = append(t.hits, h)
-		t.up(len(t.hits) - 1)
-	case t.better(h, t.hits[0]):
-		t.hits[0] = h
-		t.down(0)
+	if t.passes(h.score, int(h.row)) {
+		t.push(h)
 	}
 }
 
-func (t *rowTopK) up(j int) {
-	h := t.hits
-	for j > 0 {
-		p := (j - 1) / 2
-		if !t.better(h[p], h[j]) {
-			break
-		}
-		h[p], h[j] = h[j], h[p]
-		j = p
+// push appends h, which passed the floor, and selects the k best when the buffer is full.
+func (t *rowTopK) push(h rowHit) {
+	t.hits = append(t.hits, h)
+	if len(t.hits) == 2*t.k {
+		t.keepBest()
 	}
 }
 
-func (t *rowTopK) down(i int) {
+// keepBest cuts the buffer to its k best rows (in no order) and makes their worst the floor.
+func (t *rowTopK) keepBest() {
+	if len(t.hits) <= t.k {
+		return
+	}
+	t.selectBest(t.k - 1)
+	t.floor = t.hits[t.k-1]
+	t.floored = true
+	t.hits = t.hits[:t.k]
+}
+
+// best returns the k best rows offered, in no order.
+func (t *rowTopK) best() []rowHit {
+	t.keepBest()
+	return t.hits
+}
+
+// selectBest reorders hits so that hits[n] is the row that would be there were hits sorted best first, with
+// every better row before it and every worse one after (Hoare's selection, median-of-three pivots). better is a
+// strict total order (rows are distinct, ties broken by id), so the rows kept do not depend on the buffer's order.
+func (t *rowTopK) selectBest(n int) {
 	h := t.hits
-	for {
-		w := i
-		if l := 2*i + 1; l < len(h) && t.better(h[w], h[l]) {
-			w = l
-		}
-		if r := 2*i + 2; r < len(h) && t.better(h[w], h[r]) {
-			w = r
-		}
-		if w == i {
+	lo, hi := 0, len(h)-1
+	for hi > lo {
+		if hi-lo < 16 {
+			t.insertionSort(lo, hi)
 			return
 		}
-		h[i], h[w] = h[w], h[i]
-		i = w
+		p := t.partition(lo, hi)
+		switch {
+		case n < p:
+			hi = p - 1
+		case n > p:
+			lo = p + 1
+		default:
+			return
+		}
 	}
 }
 
-// offerRows offers the scored rows base, base+1, … to t, testing the heap floor before touching an id or
-// calling the filter.
+// partition places a median-of-three pivot of hits[lo..hi] at its final position and returns it: better rows
+// before it, worse ones after.
+func (t *rowTopK) partition(lo, hi int) int {
+	h := t.hits
+	mid := lo + (hi-lo)/2
+	if t.better(h[mid], h[lo]) {
+		h[mid], h[lo] = h[lo], h[mid]
+	}
+	if t.better(h[hi], h[lo]) {
+		h[hi], h[lo] = h[lo], h[hi]
+	}
+	if t.better(h[hi], h[mid]) {
+		h[hi], h[mid] = h[mid], h[hi]
+	}
+	// Now h[lo] is the best of the three and h[mid] the median, which moves to hi as the pivot.
+	h[mid], h[hi] = h[hi], h[mid]
+	pivot := h[hi]
+	i := lo
+	for j := lo; j < hi; j++ {
+		if t.better(h[j], pivot) {
+			h[i], h[j] = h[j], h[i]
+			i++
+		}
+	}
+	h[i], h[hi] = h[hi], h[i]
+	return i
+}
+
+func (t *rowTopK) insertionSort(lo, hi int) {
+	h := t.hits
+	for i := lo + 1; i <= hi; i++ {
+		for j := i; j > lo && t.better(h[j], h[j-1]); j-- {
+			h[j], h[j-1] = h[j-1], h[j]
+		}
+	}
+}
+
+// offerRows offers the scored rows base, base+1, … to t, testing the floor before touching an id or calling the
+// filter.
 func offerRows(t *rowTopK, scores []float32, base int, filter func(string) bool) {
 	for i, s := range scores {
-		if t.full() {
-			if floor := t.hits[0]; s < floor.score || s == floor.score && t.ids[base+i] > t.ids[floor.row] {
-				continue
-			}
+		if t.floored && s < t.floor.score {
+			continue
 		}
-		if filter == nil || filter(t.ids[base+i]) {
-			t.offer(rowHit{score: s, row: int32(base + i)})
+		if r := base + i; t.passes(s, r) && (filter == nil || filter(t.ids[r])) {
+			t.push(rowHit{score: s, row: int32(r)})
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 func TestRowTopKMatchesTopK(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 300 {
-		n, k := 1+rng.IntN(2000), 1+rng.IntN(100)
+		n, k := 1+rng.IntN(5000), 1+rng.IntN(300)
 		ids := make([]string, n)
 		for i, p := range rng.Perm(n) {
 			ids[i] = fmt.Sprintf("id%05d", p) // rows in no id order
@@ -31,8 +31,9 @@ func TestRowTopKMatchesTopK(t *testing.T) {
 			offerBlock(want, scores[base:base+m], ids[base:base+m], filter)
 			offerRows(got, scores[base:base+m], base, filter)
 		}
-		hits := make([]Hit, len(got.hits))
-		for i, h := range got.hits {
+		kept := got.best()
+		hits := make([]Hit, len(kept))
+		for i, h := range kept {
 			hits[i] = Hit{ID: ids[h.row], Score: h.score}
 		}
 		slices.SortFunc(hits, func(a, b Hit) int {

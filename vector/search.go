@@ -9,9 +9,9 @@ const blockRows = 256
 // Search returns up to k hits of namespace ns best first by dot product with
 // q, ties broken by id; scores are float32 dot products with the stored rows (half precision, scaled back). filter, if
 // non-nil, excludes ids for which it returns false; it is called only for
-// rows that would enter the top k (or, on the quantized path, the top
-// max(k*Rerank, RerankMin) candidates), never concurrently, and while ns is
-// read-locked, so it must not write to ns. A query whose length is not
+// rows that would enter the top k (or, on the quantized path, pass the running
+// floor of the max(k*Rerank, RerankMin) candidates), never concurrently, and
+// while ns is read-locked, so it must not write to ns. A query whose length is not
 // Dim() matches nothing.
 //
 // Unless Options.Exact is set (or Dim() < 64), a namespace with more rows
@@ -59,14 +59,14 @@ func (ix *Index) searchQuant(n *namespace, q []float32, k, c int, filter func(st
 		func(t *rowTopK, lo, hi int, f func(string) bool) { scanQ8(t, qq, n.q8, n.scale, lo, hi, f) })
 	cands := parts[0]
 	for _, p := range parts[1:] {
-		for _, h := range p.hits {
+		for _, h := range p.best() {
 			cands.offer(h)
 		}
 	}
 	// Candidates are few (c, ~80): one dot each with its half row, from their rows. Same kernel and scaling as
 	// the flat scan, so scores are bit-identical to it.
 	t := newTopK(k)
-	for _, h := range cands.hits {
+	for _, h := range cands.best() {
 		r := int(h.row)
 		t.offer(Hit{ID: n.ids[r], Score: dotF16(q, n.half[r*dim:(r+1)*dim]) * n.scale[r]})
 	}
