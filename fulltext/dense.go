@@ -32,10 +32,23 @@ type denseQuery struct {
 	bufs  *denseBuffers
 }
 
-// denseBuffers pools the per-segment score arrays between searches.
+// denseBuffers pools the per-segment score arrays and the terms' score memos between searches.
 type denseBuffers struct {
-	p    sync.Pool
-	used atomic.Uint64 // searches scored densely
+	p     sync.Pool
+	memos sync.Pool
+	used  atomic.Uint64 // searches scored densely
+}
+
+func (b *denseBuffers) memo() *termMemo {
+	if m, _ := b.memos.Get().(*termMemo); m != nil {
+		return m
+	}
+	return new(termMemo)
+}
+
+func (b *denseBuffers) putMemo(m *termMemo) {
+	clear(m[:])
+	b.memos.Put(m)
 }
 
 type denseArrays struct {
@@ -67,6 +80,37 @@ type denseTerm struct {
 	df     uint64
 	idf    float64
 	weight float64 // bleve's queryWeight: boost (1) × idf × queryNorm
+	memo   *termMemo
+}
+
+// A term's score in a document depends only on the posting's frequency and the document's length, which are
+// small integers in memories (a few words, a few hundred in a long turn), while a dense query scores each term
+// in tens of thousands of documents: a square root, a division and bleve's norm (a square root and a division
+// more) a posting. termMemo keeps the score of each (frequency, length) pair below memoFreqs × memoLens, as
+// computed the first time, so every posting of the pair gets the same bits as before.
+const memoFreqs, memoLens = 4, 512
+
+type termMemo [memoFreqs * memoLens]float64 // 0: not computed yet (a term score is never 0: idf > 0)
+
+// normBits is zap's posting: its norm as stored, the field length's bits, without the conversion Norm makes.
+type normBits interface{ NormUint64() uint64 }
+
+// score is the term's weighted BM25 score of p's document, bleve's to the bit. The explicit conversion rounds
+// the product before it is memoized or added, so no platform fuses it with the caller's addition.
+func (t *denseTerm) score(p segment.Posting, avg float64) float64 {
+	f := p.Frequency()
+	if nb, ok := p.(normBits); ok && t.memo != nil && f < memoFreqs {
+		if l := nb.NormUint64(); l < memoLens {
+			i := f*memoLens + l
+			if v := t.memo[i]; v != 0 {
+				return v
+			}
+			v := float64(t.weight * bm25(t.idf, f, p.Norm(), avg))
+			t.memo[i] = v
+			return v
+		}
+	}
+	return float64(t.weight * bm25(t.idf, f, p.Norm(), avg))
 }
 
 // denseHit is a candidate for the k best.
@@ -169,6 +213,15 @@ func (q *denseQuery) weigh(terms []*denseTerm) {
 // best scores every segment and keeps the k best hits of the user's documents, in document order.
 func (q *denseQuery) best(ctx context.Context, segs []*scorch.SegmentSnapshot, terms []*denseTerm) ([]denseHit, error) {
 	avg := math.Ceil(float64(q.stats.FieldCardinality[fieldText]) / q.stats.DocCount)
+	for _, t := range terms {
+		t.memo = q.bufs.memo()
+	}
+	defer func() {
+		for _, t := range terms {
+			q.bufs.putMemo(t.memo)
+			t.memo = nil
+		}
+	}()
 	top := make([]denseHit, 0, q.k+1)
 	var base uint64
 	for s, ss := range segs {
@@ -203,7 +256,7 @@ func (q *denseQuery) scoreSegment(ctx context.Context, ss *scorch.SegmentSnapsho
 				break
 			}
 			d := int(p.Number())
-			a.score[d] += t.weight * bm25(t.idf, p.Frequency(), p.Norm(), avg)
+			a.score[d] += t.score(p, avg)
 			a.count[d]++
 			lo, hi = min(lo, d), max(hi, d+1)
 		}
