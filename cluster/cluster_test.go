@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -313,7 +314,16 @@ func TestSelfLeaderHintIsDropped(t *testing.T) {
 	coord.leaderHint[shard] = coord.cfg.NodeID
 	coord.mu.Unlock()
 	cmd, _ := putCmdAs(t, coord.RecordFormat(), user, "routed past a stale hint")
+	if u := coord.LeaderURL(shard); strings.Contains(u, coord.cfg.HTTPAddr) {
+		t.Fatalf("LeaderURL names the coordinator from its stale hint: %s", u)
+	}
 	if _, err := coord.Propose(ctxFor(t, 10*time.Second), shard, cmd); err != nil {
 		t.Fatalf("propose with a hint naming the coordinator: %v", err)
+	}
+	coord.mu.RLock()
+	hint := coord.leaderHint[shard]
+	coord.mu.RUnlock()
+	if hint == coord.cfg.NodeID {
+		t.Fatalf("the hint still names the coordinator")
 	}
 }

@@ -138,7 +138,8 @@ func (n *Node) tryOnce(ctx context.Context, shard uint32, op string, stale bool,
 	if errors.As(err, &re) {
 		n.metrics.forwarded.WithLabelValues(op, re.Code).Inc()
 		n.mu.Lock()
-		if re.Code == "not_leader" && re.Leader != "" {
+		// A hint naming this node is out of date: the local replica was asked first.
+		if re.Code == "not_leader" && re.Leader != "" && re.Leader != n.cfg.NodeID {
 			n.leaderHint[shard] = re.Leader
 		} else {
 			delete(n.leaderHint, shard)
@@ -155,7 +156,8 @@ func (n *Node) tryOnce(ctx context.Context, shard uint32, op string, stale bool,
 // requests there and save the hop a coordinator forwards them over. A placement guess is never named.
 func (n *Node) LeaderURL(shard uint32) string {
 	id := ""
-	if r, ok := n.Replica(shard); ok {
+	r, ok := n.Replica(shard)
+	if ok {
 		id = r.Leader()
 	}
 	if id == "" {
@@ -163,7 +165,8 @@ func (n *Node) LeaderURL(shard uint32) string {
 		id = n.leaderHint[shard]
 		n.mu.RUnlock()
 	}
-	if id == "" {
+	// This node is named only while its replica leads: a view or hint naming it otherwise is out of date.
+	if id == "" || id == n.cfg.NodeID && !(ok && r.IsLeader()) {
 		return ""
 	}
 	addr := n.httpAddrOf(id)
@@ -178,9 +181,9 @@ func (n *Node) LeaderURL(shard uint32) string {
 
 // leaderGuess picks the node to ask: the local replica's view of the leader, a hint from an earlier answer, or
 // a replica from the placement (which answers with its own hint). It never names this node: tryOnce asked the
-// local replica first, so a view or hint naming this node is out of date (a replica that was this node's when
-// another answered "not leader, ask n1", moved since, would otherwise leave every request for the shard here
-// failing with no leader, as nothing asked again would replace the hint).
+// local replica first, so a view or hint naming this node is out of date. (A hint naming this node, from a
+// replica that answered "not leader, ask n1" while n1's replica was moving away, once failed every request for
+// the shard here with "no leader": nothing was asked again that would have replaced it.)
 func (n *Node) leaderGuess(shard uint32, r *Replica) string {
 	self := n.cfg.NodeID
 	if r != nil {
@@ -188,14 +191,16 @@ func (n *Node) leaderGuess(shard uint32, r *Replica) string {
 			return l
 		}
 	}
-	n.mu.Lock()
+	n.mu.RLock()
 	hint := n.leaderHint[shard]
+	n.mu.RUnlock()
 	if hint == self {
-		delete(n.leaderHint, shard)
-		hint = ""
-	}
-	n.mu.Unlock()
-	if hint != "" {
+		n.mu.Lock()
+		if n.leaderHint[shard] == self {
+			delete(n.leaderHint, shard)
+		}
+		n.mu.Unlock()
+	} else if hint != "" {
 		return hint
 	}
 	var others []string

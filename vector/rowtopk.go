@@ -14,8 +14,9 @@ type rowHit struct {
 // It is a buffer, not a heap. A 100k-row scan keeping the 800 candidates of k = 100 takes in some thousands of
 // rows, and a heap of 800 sifted each of them through ten levels: a third of the scan's CPU. Here a row that beats
 // the floor is appended; when the buffer holds 2k, a selection keeps the k best and their worst becomes the new
-// floor. That costs a few comparisons a row. Between selections the floor is looser than a heap's, so up to k
-// rows more pass it (and the filter) than a heap would let in; the rows kept are the same.
+// floor. That costs a few comparisons a row. The floor is looser than a heap's: before the first selection every
+// row passes it until 2k have, and after each it trails a heap's by up to k accepted rows, so more rows reach
+// the filter than a heap would let in; the rows kept are the same.
 type rowTopK struct {
 	k     int
 	hits  []rowHit // at most 2k, unordered; the k best are kept by keepBest
@@ -25,6 +26,7 @@ type rowTopK struct {
 	ids     []string // the namespace's ids, by row
 }
 
+// newRowTopK keeps the k best rows of ids; k must be at least 1 (the quantized scan keeps at least RerankMin).
 func newRowTopK(k int, ids []string) *rowTopK {
 	return &rowTopK{k: k, hits: make([]rowHit, 0, 2*k), ids: ids}
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// The quantized scan's row heap keeps what the id heap keeps, ties broken by id, with and without a filter.
+// The quantized scan's row buffer keeps what the id heap keeps, ties broken by id, with and without a filter.
 func TestRowTopKMatchesTopK(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 300 {

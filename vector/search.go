@@ -86,9 +86,9 @@ func (ix *Index) scanAll(rows, k int, filter func(string) bool, part func(t *top
 	return t.sorted()
 }
 
-// scanParts runs part over contiguous parts of rows, each into its own heap
+// scanParts runs part over contiguous parts of rows, each into its own top-k
 // from newPart, on this goroutine or on Options.workers goroutines, and
-// returns the heaps. With several goroutines the filter is wrapped in a mutex
+// returns them. With several goroutines the filter is wrapped in a mutex
 // so callers never need a concurrency-safe filter.
 func scanParts[T any](ix *Index, rows int, filter func(string) bool, newPart func() T,
 	part func(t T, lo, hi int, filter func(string) bool)) []T {
