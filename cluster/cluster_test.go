@@ -289,9 +289,18 @@ func TestForwardedWriteTimeoutIsOutcomeUnknown(t *testing.T) {
 }
 
 // A hint naming the coordinator itself (another replica answered "not leader, ask n1" while n1 led the shard,
-// and the shard has moved off n1 since) is out of date: the coordinator asks the placement instead of failing
-// every request for the shard with "no leader" until something else replaced the hint.
-func TestSelfLeaderHintIsDropped(t *testing.T) {
+// and the shard has moved off n1 since), or a node no longer known (removed since it was named), is out of date:
+// the coordinator asks the placement instead of failing every request for the shard with "no leader" until
+// something else replaced the hint.
+func TestStaleLeaderHintIsDropped(t *testing.T) {
+	for _, hint := range []string{"self", "removed-node"} {
+		t.Run(hint, func(t *testing.T) { staleHint(t, hint) })
+	}
+}
+
+// staleHint sets a coordinator's hint for a shard it holds no replica of to hint ("self": the coordinator
+// itself) and puts through it.
+func staleHint(t *testing.T, hint string) {
 	cfg := testConfig()
 	cfg.Replicas = 1
 	c := makeCluster(t, 3, cfg)
@@ -310,20 +319,23 @@ func TestSelfLeaderHintIsDropped(t *testing.T) {
 	if coord == nil {
 		t.Fatalf("shard %d has a replica on every node", shard)
 	}
+	if hint == "self" {
+		hint = coord.cfg.NodeID
+	}
 	coord.mu.Lock()
-	coord.leaderHint[shard] = coord.cfg.NodeID
+	coord.leaderHint[shard] = hint
 	coord.mu.Unlock()
 	cmd, _ := putCmdAs(t, coord.RecordFormat(), user, "routed past a stale hint")
 	if u := coord.LeaderURL(shard); strings.Contains(u, coord.cfg.HTTPAddr) {
 		t.Fatalf("LeaderURL names the coordinator from its stale hint: %s", u)
 	}
 	if _, err := coord.Propose(ctxFor(t, 10*time.Second), shard, cmd); err != nil {
-		t.Fatalf("propose with a hint naming the coordinator: %v", err)
+		t.Fatalf("propose with the hint %q: %v", hint, err)
 	}
 	coord.mu.RLock()
-	hint := coord.leaderHint[shard]
+	left := coord.leaderHint[shard]
 	coord.mu.RUnlock()
-	if hint == coord.cfg.NodeID {
-		t.Fatalf("the hint still names the coordinator")
+	if left == hint {
+		t.Fatalf("the hint still names %s", hint)
 	}
 }

@@ -130,6 +130,9 @@ func (n *Node) tryOnce(ctx context.Context, shard uint32, op string, stale bool,
 	}
 	addr := n.httpAddrOf(target)
 	if addr == "" {
+		// A hint naming a node no longer known (removed since a replica named it) would be taken again on every
+		// retry, with nothing asked that could replace it: forget it, and the next try asks the placement.
+		n.forgetHint(shard, target)
 		return ErrNoLeader
 	}
 	trace.SpanFromContext(ctx).SetAttributes(attribute.String("memcluster.target", target))
@@ -195,11 +198,7 @@ func (n *Node) leaderGuess(shard uint32, r *Replica) string {
 	hint := n.leaderHint[shard]
 	n.mu.RUnlock()
 	if hint == self {
-		n.mu.Lock()
-		if n.leaderHint[shard] == self {
-			delete(n.leaderHint, shard)
-		}
-		n.mu.Unlock()
+		n.forgetHint(shard, self)
 	} else if hint != "" {
 		return hint
 	}
@@ -217,6 +216,15 @@ func (n *Node) leaderGuess(shard uint32, r *Replica) string {
 		return ""
 	}
 	return others[int(time.Now().UnixNano()/int64(time.Millisecond))%len(others)]
+}
+
+// forgetHint drops shard's leader hint if it still names id.
+func (n *Node) forgetHint(shard uint32, id string) {
+	n.mu.Lock()
+	if n.leaderHint[shard] == id {
+		delete(n.leaderHint, shard)
+	}
+	n.mu.Unlock()
 }
 
 func (n *Node) httpAddrOf(id string) string {
