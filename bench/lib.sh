@@ -80,3 +80,15 @@ settle() {
   done
   echo "$waited $a"
 }
+
+# round_order ROUND DIR...: the DIRs one a line, reversed in every even round: the build run first in a round was
+# measured 5–10 % faster at one client (docs/benchmarks.md, 2026-11-29), so a fixed order biases a comparison.
+round_order() {
+  local r=$1 i
+  shift
+  if [ $((r % 2)) -eq 0 ]; then
+    for ((i = $#; i >= 1; i--)); do echo "${!i}"; done
+  else
+    printf '%s\n' "$@"
+  fi
+}

@@ -39,14 +39,8 @@ start_nodes "$1"
 # Idle past fulltext's SettleAfter (30 s), so every build searches the settled index an idle shard has.
 SETTLE_MIN=45 settle $(cat "$DATA"/n*.pid) >/dev/null || exit 1
 stop_nodes
-order=("$@")
 for r in $(seq "${ROUNDS:-2}"); do
-  dirs=("${order[@]}")
-  if [ $((r % 2)) -eq 0 ]; then
-    dirs=()
-    for ((i = ${#order[@]} - 1; i >= 0; i--)); do dirs+=("${order[$i]}"); done
-  fi
-  for dir in "${dirs[@]}"; do
+  for dir in $(round_order "$r" "$@"); do
     start_nodes "$dir"
     for c in ${CLIENTS:-1 8}; do
       "$CTL" -o json bench search --skip-load --users 1 --user-prefix s100- --addr-list "$ADDRS" --clients "$c" \

@@ -108,15 +108,7 @@ PY
   rm -rf "$data"
 }
 etcd_start
-order=("$@")
 for r in $(seq "${ROUNDS:-2}"); do
-  # Every other round runs the builds in reverse order: the build run first in a round was measured 5–10 %
-  # faster at one client (docs/benchmarks.md, 2026-11-29), so a fixed order biases the comparison.
-  dirs=("${order[@]}")
-  if [ $((r % 2)) -eq 0 ]; then
-    dirs=()
-    for ((i = ${#order[@]} - 1; i >= 0; i--)); do dirs+=("${order[$i]}"); done
-  fi
-  for dir in "${dirs[@]}"; do run "$dir"; done
+  for dir in $(round_order "$r" "$@"); do run "$dir"; done
   etcd_round
 done
