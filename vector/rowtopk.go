@@ -141,9 +141,6 @@ func (t *rowTopK) insertionSort(lo, hi int) {
 // filter.
 func offerRows(t *rowTopK, scores []float32, base int, filter func(string) bool) {
 	for i, s := range scores {
-		if t.floored && s < t.floor.score {
-			continue
-		}
 		if r := base + i; t.passes(s, r) && (filter == nil || filter(t.ids[r])) {
 			t.push(rowHit{score: s, row: int32(r)})
 		}
