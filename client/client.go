@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/memcluster/memcluster/apiv1"
+	"github.com/memcluster/memcluster/internal/httpjson"
 )
 
 // DefaultTimeout bounds each request when no WithTimeout option is given.
@@ -129,7 +130,7 @@ func (c *Client) doFor(ctx context.Context, user, method, path string, query url
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 		return nil
 	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+	if err := httpjson.Read(resp.Body, resp.ContentLength, out); err != nil {
 		if ctx.Err() != nil {
 			return c.transportError(ctx, c.base, ctx.Err())
 		}

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/memcluster/memcluster/internal/httpjson"
 	"github.com/memcluster/memcluster/internal/tenant"
 	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/retrieval"
@@ -298,10 +299,11 @@ func writeRPCError(w http.ResponseWriter, e *rpcError) {
 	writeJSON(w, status, e)
 }
 
+// writeJSON answers with v; a value that cannot be encoded becomes an internal error that says so.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	if err := httpjson.Write(w, status, v); err != nil {
+		_ = httpjson.Write(w, http.StatusInternalServerError, rpcError{Code: "internal", Message: err.Error()})
+	}
 }
 
 // call performs one internal request against node addr and decodes the answer into out.
@@ -343,7 +345,7 @@ func (n *Node) call(ctx context.Context, method, addr, path string, q url.Values
 		}
 		return &e
 	}
-	return json.NewDecoder(resp.Body).Decode(out)
+	return httpjson.Read(resp.Body, resp.ContentLength, out)
 }
 
 // traceContext carries W3C trace context on internal calls; it is stateless, and fixed so that tracing across

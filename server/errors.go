@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,15 +15,17 @@ import (
 
 	"github.com/memcluster/memcluster/apiv1"
 	"github.com/memcluster/memcluster/cluster"
+	"github.com/memcluster/memcluster/internal/httpjson"
 	"github.com/memcluster/memcluster/internal/tenant"
 	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/storage"
 )
 
+// writeJSON answers with v; a value that cannot be encoded (a NaN score, say) becomes a 500 that says so.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	if err := httpjson.Write(w, status, v); err != nil {
+		_ = httpjson.Write(w, http.StatusInternalServerError, apiv1.Error{Error: apiv1.ErrorBody{Code: "internal", Message: err.Error()}})
+	}
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg, field string) {

@@ -1,13 +1,13 @@
 package mem0
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 
 	"github.com/memcluster/memcluster/client"
+	"github.com/memcluster/memcluster/internal/httpjson"
 )
 
 // Sentinel errors of the adapter. Each answer's message says more; the sentinel picks the status.
@@ -68,8 +68,9 @@ func writeError(w http.ResponseWriter, err error) {
 	writeJSON(w, status, errorBody{Detail: err.Error(), Error: err.Error(), Code: code})
 }
 
+// writeJSON answers with v; a value that cannot be encoded becomes a 500 that says so.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	if err := httpjson.Write(w, status, v); err != nil {
+		_ = httpjson.Write(w, http.StatusInternalServerError, errorBody{Detail: err.Error(), Error: err.Error(), Code: "internal"})
+	}
 }
