@@ -11,7 +11,6 @@ import (
 
 	"github.com/memcluster/memcluster/backup"
 	"github.com/memcluster/memcluster/internal/formats"
-	"github.com/memcluster/memcluster/storage"
 )
 
 // ColdSource is what a backup needs of the external cold segment store.
@@ -104,11 +103,7 @@ func (n *Node) backupPart(ctx context.Context, bw *backup.Writer, shard uint32, 
 // format the cluster of st writes (records.go): an older build can restore a backup its cluster took before the
 // upgrade was complete.
 func backupFormats(st MetaState) map[string]any {
-	records := formats.RecordOldest
-	if everyMemberReads(st, storage.RecordHalf) {
-		records = formats.Record
-	}
-	return map[string]any{"keys": formats.Keys, "record": records, "snapshot": formats.Snapshot,
+	return map[string]any{"keys": formats.Keys, "record": int(clusterRecords(st)), "snapshot": formats.Snapshot,
 		"segment": formats.Segment}
 }
 

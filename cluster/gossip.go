@@ -51,7 +51,7 @@ func (n *Node) startGossip() error {
 		bind = n.cfg.BindHost
 	}
 	meta, _ := json.Marshal(gossipMeta{V: 1, RaftAddr: n.cfg.RaftAddr, HTTPAddr: n.cfg.HTTPAddr, Zone: n.cfg.Zone,
-		Records: int(storage.RecordHalf)})
+		Records: int(storage.RecordNewest)})
 	d := &gossipDelegate{meta: meta, notify: n.kick}
 	mc := memberlist.DefaultLANConfig()
 	if n.cfg.GossipProfile == "local" {

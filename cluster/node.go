@@ -53,7 +53,7 @@ type Node struct {
 	persisted   []byte
 	pruneAt     map[uint32]time.Time // reconcile loop only: when a led shard next checks for request results to prune
 	removed     atomic.Bool          // this node was removed from the cluster
-	recordsHalf atomic.Bool          // every member reads storage.RecordHalf (records.go)
+	records     atomic.Uint32        // the storage.RecordFormat proposals write (records.go)
 
 	http   *http.Client
 	kickCh chan struct{}

@@ -14,32 +14,36 @@ import (
 // on its old build). Formats are never written back: once records of the new format exist, a node of an older
 // build cannot join the cluster again.
 
-// RecordFormat is the record format this node's proposals write: storage.RecordHalf when every member reads it.
+// RecordFormat is the record format this node's proposals write: the newest every member reads.
 func (n *Node) RecordFormat() storage.RecordFormat {
-	if n.recordsHalf.Load() {
-		return storage.RecordHalf
-	}
-	return storage.RecordF32
+	return max(storage.RecordFormat(n.records.Load()), storage.RecordF32) // zero before the meta state is read
 }
 
 // updateRecordFormat decides RecordFormat from the members in the meta state.
 func (n *Node) updateRecordFormat() {
-	half := everyMemberReads(n.meta.State(), storage.RecordHalf)
-	if n.recordsHalf.Swap(half) != half {
-		n.log.Info("memory records: proposals now write format "+fmt.Sprint(n.RecordFormat()),
-			"every_member_reads_half", half)
+	f := clusterRecords(n.meta.State())
+	if old := storage.RecordFormat(n.records.Swap(uint32(f))); old != f {
+		n.log.Info("memory records: proposals now write format "+fmt.Sprint(f), "was", fmt.Sprint(old))
 	}
+}
+
+// clusterRecords is the newest record format every member of st reads, at most this build's newest:
+// storage.RecordF32 when st has no members or a member names none (a build from before members named it). A
+// member removed does not count.
+func clusterRecords(st MetaState) storage.RecordFormat {
+	if len(st.Nodes) == 0 {
+		return storage.RecordF32
+	}
+	f := storage.RecordNewest
+	for id, info := range st.Nodes {
+		if st.StateOf(id) != NodeRemoved {
+			f = min(f, storage.RecordFormat(max(info.Records, int(storage.RecordF32))))
+		}
+	}
+	return f
 }
 
 // everyMemberReads reports whether st has members and each one not removed reads records of format f.
 func everyMemberReads(st MetaState, f storage.RecordFormat) bool {
-	if len(st.Nodes) == 0 {
-		return false
-	}
-	for id, info := range st.Nodes {
-		if st.StateOf(id) != NodeRemoved && info.Records < int(f) {
-			return false
-		}
-	}
-	return true
+	return len(st.Nodes) > 0 && clusterRecords(st) >= f
 }

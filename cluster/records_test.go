@@ -7,39 +7,44 @@ import (
 	"github.com/memcluster/memcluster/storage"
 )
 
-func TestHalfRecordsOnlyOnceEveryMemberReadsThem(t *testing.T) {
-	half := int(storage.RecordHalf)
+func TestProposalsWriteTheNewestRecordsEveryMemberReads(t *testing.T) {
+	half, bin := int(storage.RecordHalf), int(storage.RecordBinary)
 	for _, c := range []struct {
 		name   string
 		nodes  map[string]int // node → NodeInfo.Records
 		states map[string]string
-		want   bool
+		want   storage.RecordFormat
 	}{
-		{name: "no members yet"},
-		{name: "every member", nodes: map[string]int{"a": half, "b": half, "c": half}, want: true},
-		{name: "one older build", nodes: map[string]int{"a": half, "b": 0, "c": half}},
-		{name: "an older member draining still counts", nodes: map[string]int{"a": half, "b": 0},
-			states: map[string]string{"b": NodeDraining}},
-		{name: "an older member removed does not", nodes: map[string]int{"a": half, "b": 0},
-			states: map[string]string{"b": NodeRemoved}, want: true},
+		{name: "no members yet", want: storage.RecordF32},
+		{name: "every member", nodes: map[string]int{"a": bin, "b": bin, "c": bin}, want: storage.RecordBinary},
+		{name: "a member of the build before", nodes: map[string]int{"a": bin, "b": half, "c": bin}, want: storage.RecordHalf},
+		{name: "a member of an older build", nodes: map[string]int{"a": bin, "b": 0, "c": half}, want: storage.RecordF32},
+		{name: "a member of a newer build", nodes: map[string]int{"a": bin, "b": bin + 1}, want: storage.RecordBinary},
+		{name: "an older member draining still counts", nodes: map[string]int{"a": bin, "b": half},
+			states: map[string]string{"b": NodeDraining}, want: storage.RecordHalf},
+		{name: "an older member removed does not", nodes: map[string]int{"a": bin, "b": 0},
+			states: map[string]string{"b": NodeRemoved}, want: storage.RecordBinary},
 	} {
 		st := MetaState{Nodes: map[string]NodeInfo{}, States: c.states}
 		for id, rec := range c.nodes {
 			st.Nodes[id] = NodeInfo{ID: id, Records: rec}
 		}
-		if got := everyMemberReads(st, storage.RecordHalf); got != c.want {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		if got := clusterRecords(st); got != c.want {
+			t.Errorf("%s: format %d, want %d", c.name, got, c.want)
+		}
+		if got := everyMemberReads(st, storage.RecordHalf); got != (c.want >= storage.RecordHalf) {
+			t.Errorf("%s: every member reads half records: %v", c.name, got)
 		}
 	}
 }
 
-// A backup written before records were half precision restores; one of an unknown record format does not.
-func TestRestoreReadsBackupsOfEitherRecordFormat(t *testing.T) {
+// A backup written in any record format this build reads restores; one of an unknown record format does not.
+func TestRestoreReadsBackupsOfEveryRecordFormat(t *testing.T) {
 	for _, c := range []struct {
 		got  any
 		want bool
-	}{{float64(1), true}, {float64(2), true}, {float64(3), false}, {nil, false}} {
-		if ok := backupFormatReadable("record", c.got, 2); ok != c.want {
+	}{{float64(1), true}, {float64(2), true}, {float64(3), true}, {float64(4), false}, {nil, false}} {
+		if ok := backupFormatReadable("record", c.got, int(storage.RecordNewest)); ok != c.want {
 			t.Errorf("record format %v: %v, want %v", c.got, ok, c.want)
 		}
 	}
@@ -54,6 +59,14 @@ func TestRestoreReadsBackupsOfEitherRecordFormat(t *testing.T) {
 	if err := recordsRestorable(float64(1), mid); err != nil {
 		t.Errorf("float32 records into that cluster: %v", err)
 	}
+	// Binary records likewise, to a cluster whose every member reads them.
+	mid = MetaState{Nodes: map[string]NodeInfo{"a": {ID: "a", Records: int(storage.RecordBinary)}, "b": {ID: "b", Records: int(storage.RecordHalf)}}}
+	if err := recordsRestorable(float64(3), mid); !errors.Is(err, ErrRefused) {
+		t.Errorf("binary records into a cluster with a member reading half records: %v, want ErrRefused", err)
+	}
+	if err := recordsRestorable(float64(2), mid); err != nil {
+		t.Errorf("half records into that cluster: %v", err)
+	}
 }
 
 // A backup names the record format its cluster writes, so an older build can restore one taken mid-upgrade.
@@ -64,6 +77,11 @@ func TestBackupNamesTheRecordFormatItsClusterWrites(t *testing.T) {
 	}
 	st.Nodes["b"] = NodeInfo{ID: "b", Records: int(storage.RecordHalf)}
 	if got := backupFormats(st)["record"]; got != int(storage.RecordHalf) {
-		t.Errorf("upgraded: record format %v, want %d", got, storage.RecordHalf)
+		t.Errorf("half upgraded: record format %v, want %d", got, storage.RecordHalf)
+	}
+	st.Nodes["a"] = NodeInfo{ID: "a", Records: int(storage.RecordBinary)}
+	st.Nodes["b"] = NodeInfo{ID: "b", Records: int(storage.RecordBinary)}
+	if got := backupFormats(st)["record"]; got != int(storage.RecordBinary) {
+		t.Errorf("upgraded: record format %v, want %d", got, storage.RecordBinary)
 	}
 }

@@ -134,11 +134,14 @@ func spool(r io.Reader, dir string) (*spooled, error) {
 
 // recordsRestorable refuses a backup whose records (format got) a member of st's cluster does not read.
 func recordsRestorable(got any, st MetaState) error {
-	if fmt.Sprint(got) != fmt.Sprint(formats.RecordOldest) && !everyMemberReads(st, storage.RecordHalf) {
-		return fmt.Errorf("%w: the backup holds memory records in half precision (format %v), which a member of "+
-			"this cluster does not read: upgrade every node first", ErrRefused, got)
+	f := clusterRecords(st)
+	for v := formats.RecordOldest; v <= int(f); v++ {
+		if fmt.Sprint(got) == fmt.Sprint(v) {
+			return nil
+		}
 	}
-	return nil
+	return fmt.Errorf("%w: the backup holds memory records of format %v, which a member of this cluster does "+
+		"not read (it reads %d): upgrade every node first", ErrRefused, got, f)
 }
 
 func spoolPart(p *backup.Part, path string) error {

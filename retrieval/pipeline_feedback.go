@@ -28,7 +28,7 @@ func (r *pipelineRun) feedback(ctx context.Context, cand int) error {
 	s.mu.RUnlock()
 	weight := map[string]float64{}
 	for _, c := range top[:min(r.p.FeedbackDocs, len(top))] {
-		m, err := s.db.GetMemory(s.shard, r.q.UserID, c.id)
+		m, err := s.db.GetMemoryWithoutEmbedding(s.shard, r.q.UserID, c.id)
 		if errors.Is(err, memory.ErrNotFound) {
 			continue
 		}

@@ -141,14 +141,13 @@ func (s *ShardIndex) rank(q Query, cands []scored) ([]Result, error) {
 		if len(out) == q.K {
 			break
 		}
-		m, err := s.db.GetMemory(s.shard, q.UserID, c.id)
+		m, err := s.db.GetMemoryWithoutEmbedding(s.shard, q.UserID, c.id)
 		if errors.Is(err, memory.ErrNotFound) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		m.Embedding = nil
 		out = append(out, Result{Memory: m, Score: c.score, VectorScore: c.vec, TextScore: c.text, Recency: c.rec,
 			Context: c.ctx, Actor: c.actor})
 	}

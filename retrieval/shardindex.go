@@ -51,6 +51,8 @@ type TextIndex interface {
 // Records is what retrieval needs of the shard's durable state.
 type Records interface {
 	GetMemory(shard uint32, user, id string) (memory.Memory, error)
+	// GetMemoryWithoutEmbedding is GetMemory with a nil Embedding, not decoded: for a search's answers.
+	GetMemoryWithoutEmbedding(shard uint32, user, id string) (memory.Memory, error)
 	ScanShard(shard uint32, fn func(memory.Memory) bool) error
 	ScanUser(shard uint32, user string, fn func(memory.Memory) bool) error
 	Applied(shard uint32) (index, term uint64, err error)

@@ -30,7 +30,7 @@ type localCluster struct {
 func (c *localCluster) ShardFor(context.Context, string) (uint32, error) { return 0, nil }
 func (c *localCluster) WriteHealth() error                               { return c.db.WriteHealth() }
 func (c *localCluster) InternalHandler() http.Handler                    { return http.NotFoundHandler() }
-func (c *localCluster) RecordFormat() storage.RecordFormat               { return storage.RecordHalf }
+func (c *localCluster) RecordFormat() storage.RecordFormat               { return storage.RecordNewest }
 func (c *localCluster) LeaderURL(uint32) string                          { return "" }
 
 func (c *localCluster) Propose(_ context.Context, _ uint32, cmd []byte) (storage.ApplyResult, error) {

@@ -184,7 +184,7 @@ func encodePut(in input) []byte {
 		ms[i] = memory.Memory{ID: id, UserID: in.User, Type: memory.Episodic, Text: textOf(id),
 			OccurredAt: epoch, CreatedAt: epoch, Importance: 0.5, Embedding: []float32{0.6, 0.8}, EmbedModel: "sim"}
 	}
-	b, err := storage.Encoder{Records: storage.RecordHalf}.Put(ms) // what a cluster of this build proposes
+	b, err := storage.Encoder{Records: storage.RecordNewest}.Put(ms) // what a cluster of this build proposes
 	if err != nil {
 		panic(fmt.Sprintf("sim: encode put: %v", err)) // fixed, valid records: cannot fail
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,26 +42,41 @@ func BenchmarkDecodeMemoryKey(b *testing.B) {
 	}
 }
 
+// BenchmarkRecordCodec encodes and decodes a record in each format, of a short text and of a conversation turn
+// of about 1 KB (LongMemEval's are 1.1 KB on average), with and without its 256-d embedding.
 func BenchmarkRecordCodec(b *testing.B) {
-	m := benchMemory(rand.New(rand.NewPCG(1, 2)), 1)
-	b.Run("encode", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			if _, err := EncodeMemory(&m); err != nil {
-				b.Fatal(err)
+	long := strings.Repeat("assistant: Sure! Here's a \"stronger\" brew:\n1. Use a coarse grind.\n", 16)
+	for _, text := range []string{"", long} {
+		m := benchMemory(rand.New(rand.NewPCG(1, 2)), 1)
+		if text != "" {
+			m.Text = text
+		}
+		m.Metadata = map[string]string{"session_id": "answer_626e93c4_2", "role": "assistant", "turn": "3"}
+		for _, f := range []RecordFormat{RecordF32, RecordHalf, RecordBinary} {
+			name := fmt.Sprintf("text=%d/format=%d", len(m.Text), f)
+			b.Run(name+"/op=encode", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := EncodeMemoryAs(&m, f); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			rec, _ := EncodeMemoryAs(&m, f)
+			for op, decode := range map[string]func([]byte) (memory.Memory, error){
+				"decode": DecodeMemory, "decode-without-embedding": DecodeMemoryWithoutEmbedding} {
+				b.Run(name+"/op="+op, func(b *testing.B) {
+					b.ReportAllocs()
+					b.SetBytes(int64(len(rec)))
+					for b.Loop() {
+						if _, err := decode(rec); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
 			}
 		}
-	})
-	rec, _ := EncodeMemory(&m)
-	b.Run("decode", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(rec)))
-		for i := 0; i < b.N; i++ {
-			if _, err := DecodeMemory(rec); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	}
 }
 
 // BenchmarkFSMApplyBatch applies raft batches of put commands (one memory each, as single puts arrive) to a

@@ -88,7 +88,7 @@ type DeleteUserPayload struct {
 }
 
 // Encoder encodes the commands that carry memory records with the records in its format. The zero Encoder writes
-// RecordF32, which every build reads; a proposer writes RecordHalf once its cluster reads it.
+// RecordF32, which every build reads; a proposer writes the newest format every member of its cluster reads.
 type Encoder struct {
 	Records RecordFormat
 }

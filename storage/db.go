@@ -256,6 +256,18 @@ func (d *DB) GetMemory(shard uint32, user, id string) (memory.Memory, error) {
 	return DecodeMemory(v)
 }
 
+// GetMemoryWithoutEmbedding is GetMemory for a reader with no use for the embedding (DecodeMemoryWithoutEmbedding).
+func (d *DB) GetMemoryWithoutEmbedding(shard uint32, user, id string) (memory.Memory, error) {
+	v, err := d.getRecord(MemoryKey(shard, user, id))
+	if err != nil {
+		return memory.Memory{}, fmt.Errorf("get memory %s: %w", id, err)
+	}
+	if v == nil {
+		return memory.Memory{}, memory.ErrNotFound
+	}
+	return DecodeMemoryWithoutEmbedding(v)
+}
+
 // ScanShard calls fn for every memory of shard in key order; fn returning false stops the scan. It is for bulk
 // reads: the records are decoded ahead of fn on other goroutines (scanParallel).
 func (d *DB) ScanShard(shard uint32, fn func(memory.Memory) bool) error {

@@ -8,8 +8,9 @@ const (
 	// Keys is the Pebble key layout of a node's DB (storage/keys.go), stored under "\x00fmt".
 	Keys = 1
 	// Record is the encoding of a stored memory record (storage/record.go); it reads RecordOldest..Record (1
-	// holds the embedding in float32, 2 as the vector index stores its rows: half precision and a scale).
-	Record       = 2
+	// holds the embedding in float32, 2 as the vector index stores its rows: half precision and a scale, 3 that
+	// embedding and the other fields in binary instead of JSON).
+	Record       = 3
 	RecordOldest = 1
 	// Command is the encoding of a shard's Raft log entries (storage/command.go).
 	Command = 1
