@@ -6,7 +6,9 @@
 # search --skip-load` runs at each of CLIENTS ("1 8") clients for DUR (10s) after a 2 s warm-up. One data dir for
 # every build: the shard's segments and its settled index are the same for all, which fresh clusters' loads are
 # not; every other round runs the builds in reverse order. Usage: bench/search-ab.sh DIR [...], each DIR holding a
-# build's memnode and memctl (e.g. bin; the first's memctl loads and measures). Prints one line per run.
+# build's memnode and memctl (e.g. bin; the first's memctl loads and measures). Prints one line per run. Name the
+# oldest build first: the records are in the newest format the loading build writes, which an older build cannot
+# read (every search of it fails).
 set -u
 cd "$(dirname "$0")/.."
 source bench/lib.sh
