@@ -19,10 +19,10 @@ type timelines struct {
 }
 
 type timeline struct {
-	ids     []string // sorted
-	entries map[string]*tlEntry
-	names   map[string]int // lower-cased name token -> memories carrying it
-	actors  map[string]int // lower-cased actor -> memories from it
+	ids     []string            // sorted
+	entries map[string]*tlEntry // by id: the ids of ids, always
+	names   map[string]int      // lower-cased name token -> memories carrying it
+	actors  map[string]int      // lower-cased actor -> memories from it
 	// starts are the ids that begin an episode under episodeGap (sorted; ids[0] is always one): the first id, and
 	// every id whose occurred-at time is more than episodeGap from its predecessor's. Kept as memories come and
 	// go, so finding a memory's episode is a binary search, not a walk back through it (a user whose 100,000
