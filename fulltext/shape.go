@@ -22,6 +22,8 @@ import (
 //	no common or no rare term: Conjunction{ Disjunction(terms), unscored(Conjunction(filters)) }
 //	otherwise:                 Conjunction{ Disjunction(terms), unscored(Conjunction(Disjunction(rare terms), filters...)) }
 //	the first, with the user term the only filter: userFilter(Disjunction(terms)) (userfilter.go), or dense (dense.go)
+//	the second, likewise: userFilter(Conjunction{ Disjunction(terms), unscored(Disjunction(rare terms)) })
+//	either, when every document of the index is the user's: without the user term at all
 //
 // The first form scores exactly as bleve's OR match query. In the second, the rare terms only
 // narrow the candidates (one roaring-bitmap union, intersected with the filters): a candidate keeps
@@ -92,15 +94,32 @@ func (q *shapedText) Searcher(ctx context.Context, r index.IndexReader, m mappin
 			return searcher.NewFilteringSearcher(ctx, s, userFilter{docs}.keep), nil
 		}
 	}
-	cands := q.filters
+	cands, filterUser := q.filters, false
+	if len(rare) > 0 && len(q.filters) == 1 {
+		// The rare terms' candidates need the user term no more than the plain form does: not at all when every
+		// document is the user's, and as a look-up of each match rather than a leapfrog through its postings
+		// otherwise. Scores are the same: the candidates are unscored. A small saving: under 8 clients searching
+		// one user's 100k memories, bleve's conjunctions went from 16.0 to 14.6 % of the shard leader's CPU (most
+		// of them is the scored disjunction advancing to the candidates).
+		switch {
+		case n == total:
+			cands = nil
+		case docs != nil && !q.opts.conjoinUser:
+			cands, filterUser = nil, true
+		}
+	}
 	if len(rare) > 0 {
-		cands = append([]query.Query{disjunction(rare)}, q.filters...)
+		cands = append([]query.Query{disjunction(rare)}, cands...)
 	}
 	var cand query.Query = cands[0]
 	if len(cands) > 1 {
 		cand = query.NewConjunctionQuery(cands)
 	}
-	return query.NewConjunctionQuery([]query.Query{userScored{disjunction(all), stats}, unscored{cand}}).Searcher(ctx, r, m, options)
+	s, err := query.NewConjunctionQuery([]query.Query{userScored{disjunction(all), stats}, unscored{cand}}).Searcher(ctx, r, m, options)
+	if err != nil || !filterUser {
+		return s, err
+	}
+	return searcher.NewFilteringSearcher(ctx, s, userFilter{docs}.keep), nil
 }
 
 // shape returns the terms to score and, when the query mixes common and rare terms, the rare

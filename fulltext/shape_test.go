@@ -157,3 +157,44 @@ func TestScoresIgnoreOtherUsers(t *testing.T) {
 		}
 	}
 }
+
+// With the split forced, the rare terms' candidates keep the user's documents by a look-up (beside other users)
+// or not at all (alone in the index): the same hits with the same scores as the conjunction with the user term.
+func TestSplitKeepsTheUserAsTheConjunction(t *testing.T) {
+	conj := forceSplit
+	conj.conjoinUser = true
+	var others []Doc
+	for i, d := range sampleMemories {
+		for _, u := range []string{"alex", "noor"} {
+			d.ID, d.UserID = fmt.Sprintf("%s-%d", u, i), u
+			others = append(others, d)
+		}
+	}
+	queries := []string{"what does sam cook for the family", "sam user payments failed", "user prefers work"}
+	for _, q := range sampleQueries {
+		queries = append(queries, q.text)
+	}
+	for _, shared := range []bool{false, true} {
+		got, want := loadSample(t, forceSplit), loadSample(t, conj)
+		if shared {
+			mustApply(t, got, others)
+			mustApply(t, want, others)
+		}
+		for _, text := range queries {
+			g := mustSearch(t, got, Query{UserID: "sam", Text: text, K: 100})
+			w := mustSearch(t, want, Query{UserID: "sam", Text: text, K: 100})
+			if len(g) != len(w) {
+				t.Fatalf("shared=%v %q: %d hits, the conjunction %d", shared, text, len(g), len(w))
+			}
+			scores := map[string]float64{}
+			for _, h := range w {
+				scores[h.ID] = h.Score
+			}
+			for _, h := range g {
+				if s, ok := scores[h.ID]; !ok || s != h.Score {
+					t.Fatalf("shared=%v %q: %s scores %v, the conjunction %v (found: %v)", shared, text, h.ID, h.Score, s, ok)
+				}
+			}
+		}
+	}
+}
