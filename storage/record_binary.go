@@ -91,7 +91,9 @@ func encodeBinary(m *memory.Memory) []byte {
 	return appendHalfEmbedding(buf, m.Embedding)
 }
 
-func appendString(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
 
 func appendStrings(b []byte, l []string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(l)))
