@@ -58,7 +58,8 @@ FUZZTIME ?=
 FUZZ_TARGETS := storage:FuzzDecodeCommand:80000x storage:FuzzDecodeMemory:80000x storage:FuzzDecodeMemoryKey:60000x \
 	storage:FuzzRecordJSONMatchesEncodingJSON:60000x storage:FuzzRestore:4000x tiering:FuzzDecodeSegment:30000x \
 	retrieval:FuzzParseTimeRange:20000x server:FuzzDecodeBody:15000x server:FuzzRouteAuthorization:5000x \
-	cmd/memctl:FuzzReadSamples:20000x
+	cmd/memctl:FuzzReadSamples:20000x storage:FuzzBinaryRecordReadsAsItsJSONTwin:15000x \
+	internal/httpjson:FuzzReadMatchesEncodingJSON:30000x
 fuzz-short:
 	for t in $(FUZZ_TARGETS); do p=$${t%%:*}; r=$${t#*:}; f=$${r%%:*}; n=$${r#*:}; \
 		$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(if $(FUZZTIME),$(FUZZTIME),$$n) ./$$p/ || exit 1; done

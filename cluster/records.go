@@ -37,7 +37,8 @@ func clusterRecords(st MetaState) storage.RecordFormat {
 	f := storage.RecordNewest
 	for id, info := range st.Nodes {
 		if st.StateOf(id) != NodeRemoved {
-			f = min(f, storage.RecordFormat(max(info.Records, int(storage.RecordF32))))
+			// Clamped as an int: a format number past a byte must not wrap to an old one.
+			f = storage.RecordFormat(min(int(f), max(info.Records, int(storage.RecordF32))))
 		}
 	}
 	return f

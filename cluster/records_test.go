@@ -20,6 +20,7 @@ func TestProposalsWriteTheNewestRecordsEveryMemberReads(t *testing.T) {
 		{name: "a member of the build before", nodes: map[string]int{"a": bin, "b": half, "c": bin}, want: storage.RecordHalf},
 		{name: "a member of an older build", nodes: map[string]int{"a": bin, "b": 0, "c": half}, want: storage.RecordF32},
 		{name: "a member of a newer build", nodes: map[string]int{"a": bin, "b": bin + 1}, want: storage.RecordBinary},
+		{name: "a format number past a byte", nodes: map[string]int{"a": bin, "b": 256}, want: storage.RecordBinary},
 		{name: "an older member draining still counts", nodes: map[string]int{"a": bin, "b": half},
 			states: map[string]string{"b": NodeDraining}, want: storage.RecordHalf},
 		{name: "an older member removed does not", nodes: map[string]int{"a": bin, "b": 0},

@@ -57,8 +57,11 @@ func FuzzDecodeMemory(f *testing.F) {
 	m := seedMemory()
 	rec, _ := EncodeMemory(&m)
 	half, _ := EncodeMemoryAs(&m, RecordHalf)
+	full := fullMemory()
+	bin, _ := EncodeMemoryAs(&full, RecordBinary)
 	f.Add(rec)
 	f.Add(half)
+	f.Add(bin)
 	f.Add([]byte{1, 2, '{', '}', 0})
 	f.Add([]byte{2, 2, '{', '}', 1, 0, 0, 0x80, 0x3f, 0, 0x3c})
 	f.Add([]byte{2, 2, '{', '}', 1, 1, 0, 0, 0, 0, 0x3c}) // a subnormal scale: re-encoding must not overflow

@@ -207,5 +207,11 @@ func decodeBinaryFields(b []byte, m *memory.Memory) error {
 	if r.err == nil && len(r.b) != 0 {
 		r.fail("bytes after the fields")
 	}
+	// What the encoder would not write in this format (a NaN importance, a year JSON cannot write, a string not
+	// UTF-8) is refused: such a record could not be encoded again (a re-embedding re-encodes what it reads),
+	// and formats 1 and 2 could never hold it.
+	if r.err == nil && !binaryFits(m) {
+		r.fail("a field the format does not hold")
+	}
 	return r.err
 }

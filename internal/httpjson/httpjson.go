@@ -16,7 +16,7 @@ const (
 	// maxPooled: a buffer that grew past this (a large answer) is left to the collector rather than kept.
 	maxPooled = 4 << 20
 	// maxPresize caps how much a declared Content-Length reserves before any byte arrives.
-	maxPresize = 64 << 20
+	maxPresize = 8 << 20
 )
 
 var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
