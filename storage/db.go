@@ -246,18 +246,15 @@ func (d *DB) get(k []byte) ([]byte, error) {
 
 // GetMemory reads one memory of user in shard.
 func (d *DB) GetMemory(shard uint32, user, id string) (memory.Memory, error) {
-	v, err := d.getRecord(MemoryKey(shard, user, id))
-	if err != nil {
-		return memory.Memory{}, fmt.Errorf("get memory %s: %w", id, err)
-	}
-	if v == nil {
-		return memory.Memory{}, memory.ErrNotFound
-	}
-	return DecodeMemory(v)
+	return d.getMemory(shard, user, id, true)
 }
 
 // GetMemoryWithoutEmbedding is GetMemory for a reader with no use for the embedding (DecodeMemoryWithoutEmbedding).
 func (d *DB) GetMemoryWithoutEmbedding(shard uint32, user, id string) (memory.Memory, error) {
+	return d.getMemory(shard, user, id, false)
+}
+
+func (d *DB) getMemory(shard uint32, user, id string, withEmbedding bool) (memory.Memory, error) {
 	v, err := d.getRecord(MemoryKey(shard, user, id))
 	if err != nil {
 		return memory.Memory{}, fmt.Errorf("get memory %s: %w", id, err)
@@ -265,7 +262,7 @@ func (d *DB) GetMemoryWithoutEmbedding(shard uint32, user, id string) (memory.Me
 	if v == nil {
 		return memory.Memory{}, memory.ErrNotFound
 	}
-	return DecodeMemoryWithoutEmbedding(v)
+	return decodeMemory(v, withEmbedding)
 }
 
 // ScanShard calls fn for every memory of shard in key order; fn returning false stops the scan. It is for bulk
