@@ -43,8 +43,3 @@ func clusterRecords(st MetaState) storage.RecordFormat {
 	}
 	return f
 }
-
-// everyMemberReads reports whether st has members and each one not removed reads records of format f.
-func everyMemberReads(st MetaState, f storage.RecordFormat) bool {
-	return len(st.Nodes) > 0 && clusterRecords(st) >= f
-}
