@@ -23,9 +23,14 @@ import (
 // offset JSON keeps; a year JSON cannot write; a NaN importance) is written as RecordHalf instead, so that the
 // format a proposer writes never changes what a memory reads back as or which memories a put refuses.
 
+// scalarStrings are m's single strings in the order the format writes them (decodeBinaryFields reads them so).
+func scalarStrings(m *memory.Memory) [8]string {
+	return [...]string{m.ID, m.UserID, m.AgentID, m.RunID, string(m.Type), m.Text, m.EmbedModel, string(m.Scope)}
+}
+
 // binaryFits reports whether m reads back from RecordBinary exactly as from its JSON.
 func binaryFits(m *memory.Memory) bool {
-	for _, s := range [...]string{m.ID, m.UserID, m.AgentID, m.RunID, string(m.Type), m.Text, m.EmbedModel, string(m.Scope)} {
+	for _, s := range scalarStrings(m) {
 		if !utf8.ValidString(s) {
 			return false
 		}
@@ -54,7 +59,7 @@ func jsonTimeInUTC(t time.Time) bool {
 
 func encodeBinary(m *memory.Memory) []byte {
 	n := 16*5 + 8
-	for _, s := range [...]string{m.ID, m.UserID, m.AgentID, m.RunID, string(m.Type), m.Text, m.EmbedModel, string(m.Scope)} {
+	for _, s := range scalarStrings(m) {
 		n += len(s) + binary.MaxVarintLen32
 	}
 	for _, s := range m.Tags {
@@ -67,7 +72,7 @@ func encodeBinary(m *memory.Memory) []byte {
 		n += len(k) + len(v) + 2*binary.MaxVarintLen32
 	}
 	f := make([]byte, 0, n)
-	for _, s := range [...]string{m.ID, m.UserID, m.AgentID, m.RunID, string(m.Type), m.Text, m.EmbedModel, string(m.Scope)} {
+	for _, s := range scalarStrings(m) {
 		f = appendString(f, s)
 	}
 	f = appendTime(f, m.OccurredAt)
