@@ -41,8 +41,7 @@ func BenchmarkDot(b *testing.B) {
 				dotBatchF16(q, half, out)
 			}
 		})
-		q16, rows8, out32 := make([]int16, dim), make([]int8, dim*blockRows), make([]int32, blockRows)
-		quantizeQuery(q16, q)
+		q8, rows8, out32 := newI8Query(q), make([]int8, dim*blockRows), make([]int32, blockRows)
 		for i := range blockRows {
 			quantize(rows8[i*dim:(i+1)*dim], rows[i*dim:(i+1)*dim])
 		}
@@ -50,13 +49,13 @@ func BenchmarkDot(b *testing.B) {
 		b.Run(fmt.Sprintf("dim=%d/kernel=i8-batch256", dim), func(b *testing.B) {
 			b.SetBytes(int64(dim * blockRows))
 			for b.Loop() {
-				dotBatchI8(q16, rows8, out32)
+				dotBatchI8(q8, rows8, out32)
 			}
 		})
 		b.Run(fmt.Sprintf("dim=%d/kernel=i8-go-batch256", dim), func(b *testing.B) {
 			b.SetBytes(int64(dim * blockRows))
 			for b.Loop() {
-				dotBatchI8Generic(q16, rows8, out32)
+				dotBatchI8Generic(q8.wide, rows8, out32)
 			}
 		})
 	}

@@ -9,7 +9,7 @@ import (
 
 // needCPU passes over an assembly test on a CPU without the instructions it needs; CI's machines have them, so
 // there a missing feature is a failure, not a skip.
-func needCPU(t *testing.T, ok bool, what string) {
+func needCPU(t testing.TB, ok bool, what string) {
 	t.Helper()
 	if ok {
 		return

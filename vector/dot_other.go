@@ -2,8 +2,8 @@
 
 package vector
 
-// dotBatchI8 sets out[i] to q · row i of the int8 rows (len(q)-strided).
-func dotBatchI8(q []int16, rows []int8, out []int32) { dotBatchI8Generic(q, rows, out) }
+// dotBatchI8 sets out[i] to q · row i of the int8 rows (len(q.wide)-strided).
+func dotBatchI8(q *i8Query, rows []int8, out []int32) { dotBatchI8Generic(q.wide, rows, out) }
 
 // dotBatchF16 sets out[i] to q · half row i of rows (rows is len(q)-strided).
 func dotBatchF16(q []float32, rows []uint16, out []float32) { dotBatchF16Generic(q, rows, out) }

@@ -45,15 +45,30 @@ func round127(r float32) int8 {
 	return int8(i ^ neg - neg)
 }
 
-// quantizeQuery is quantize widened to int16, the layout the int8 kernel
-// multiplies with (VPMADDWD takes int16 pairs). The query's own scale is a
+// i8Query is a query quantized as the rows are, in the layouts the int8 kernels take. Its own scale is a
 // positive constant for the whole search, so ranking ignores it.
-func quantizeQuery(dst []int16, q []float32) {
-	tmp := make([]int8, len(q))
-	quantize(tmp, q)
-	for i, x := range tmp {
-		dst[i] = int16(x)
+type i8Query struct {
+	wide   []int16 // widened: VPMADDWD (AVX2) and the portable loop multiply int16 pairs
+	narrow []int8  // as is: VPDPBUSD (AVX-512 VNNI) multiplies bytes
+	bias   int32   // 128 × Σ narrow: VPDPBUSD takes the rows as unsigned bytes, r + 128, and the kernel takes this off
+}
+
+// newI8Query quantizes q (its values in [-127, 127], as a row's).
+func newI8Query(q []float32) *i8Query {
+	b := make([]int8, len(q))
+	quantize(b, q)
+	return i8QueryOf(b)
+}
+
+// i8QueryOf is the query whose quantized values are b (kept, not copied).
+func i8QueryOf(b []int8) *i8Query {
+	w := make([]int16, len(b))
+	var sum int32
+	for i, x := range b {
+		w[i] = int16(x)
+		sum += int32(x)
 	}
+	return &i8Query{wide: w, narrow: b, bias: 128 * sum}
 }
 
 // dotI8Generic is the portable int8 dot product of q and r[:len(q)], with

@@ -53,8 +53,7 @@ func (ix *Index) search(ns string, q []float32, k int, filter func(id string) bo
 // score, then re-scores them from their half rows and keeps the top k.
 func (ix *Index) searchQuant(n *namespace, q []float32, k, c int, filter func(string) bool) []Hit {
 	dim := ix.dim
-	qq := make([]int16, dim)
-	quantizeQuery(qq, q)
+	qq := newI8Query(q)
 	parts := scanParts(ix, len(n.ids), filter, func() *rowTopK { return newRowTopK(c, n.ids) },
 		func(t *rowTopK, lo, hi int, f func(string) bool) { scanQ8(t, qq, n.q8, n.scale, lo, hi, f) })
 	cands := parts[0]
@@ -132,8 +131,8 @@ func scan(t *topK, q []float32, slab []uint16, scales []float32, ids []string, f
 // scanQ8 is scan over rows lo to hi of the int8 slab: the approximate score
 // of row i is its int32 dot product with the quantized query times the row's
 // scale (the int8 row is 127 × its half row, a constant factor ranking ignores).
-func scanQ8(t *rowTopK, q []int16, q8 []int8, scales []float32, lo, hi int, filter func(string) bool) {
-	dim := len(q)
+func scanQ8(t *rowTopK, q *i8Query, q8 []int8, scales []float32, lo, hi int, filter func(string) bool) {
+	dim := len(q.wide)
 	var dots [blockRows]int32
 	var scores [blockRows]float32
 	for base := lo; base < hi; base += blockRows {
