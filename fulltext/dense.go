@@ -27,9 +27,13 @@ import (
 type denseQuery struct {
 	mine  *userDocs // the user's documents in the snapshot's segments
 	terms []string
-	stats *search.BM25Stats
-	k     int
-	bufs  *denseBuffers
+	// rare, when the query is split (shape.go), are its rare terms: only a document holding one is a
+	// candidate, as in the split form's conjunction; its score is still that of every term.
+	rare    []string
+	stats   *search.BM25Stats
+	k       int
+	bufs    *denseBuffers
+	decoded *termLists // long lists decoded, kept between searches; nil: zap's iterator every time
 }
 
 // denseBuffers pools the per-segment score arrays and the terms' score memos between searches.
@@ -76,6 +80,8 @@ func (b *denseBuffers) put(a *denseArrays, lo, hi int) {
 
 // denseTerm is one term's posting lists, one per segment, and its bleve scoring constants.
 type denseTerm struct {
+	term   string
+	rare   bool // one of a split query's rare terms
 	lists  []segment.PostingsList
 	df     uint64
 	idf    float64
@@ -95,23 +101,32 @@ type termMemo [memoFreqs * memoLens]float64 // 0: not computed yet (a term score
 // normBits is zap's posting: its norm as stored, the field length's bits, without the conversion Norm makes.
 type normBits interface{ NormUint64() uint64 }
 
-// score is the term's weighted BM25 score of p's document, bleve's to the bit. The explicit conversion rounds
-// the product before it is memoized or added, so no platform fuses it with the caller's addition.
+// score is the term's weighted BM25 score of p's document, bleve's to the bit.
 func (t *denseTerm) score(p segment.Posting, avg float64) float64 {
-	f := p.Frequency()
-	if nb, ok := p.(normBits); ok && t.memo != nil && f < memoFreqs {
-		if l := nb.NormUint64(); l < memoLens {
-			i := f*memoLens + l
-			if v := t.memo[i]; v != 0 {
-				return v
-			}
-			v := float64(t.weight * bm25(t.idf, f, p.Norm(), avg))
-			t.memo[i] = v
+	if nb, ok := p.(normBits); ok {
+		return t.scoreOf(p.Frequency(), nb.NormUint64(), avg)
+	}
+	return float64(t.weight * bm25(t.idf, p.Frequency(), p.Norm(), avg))
+}
+
+// scoreOf is the term's weighted BM25 score of a document where it occurs f times in a text of length l (zap's
+// stored norm), bleve's to the bit. The explicit conversion rounds the product before it is memoized or added,
+// so no platform fuses it with the caller's addition.
+func (t *denseTerm) scoreOf(f, l uint64, avg float64) float64 {
+	if t.memo != nil && f < memoFreqs && l < memoLens {
+		i := f*memoLens + l
+		if v := t.memo[i]; v != 0 {
 			return v
 		}
+		v := float64(t.weight * bm25(t.idf, f, zapNorm(l), avg))
+		t.memo[i] = v
+		return v
 	}
-	return float64(t.weight * bm25(t.idf, f, p.Norm(), avg))
+	return float64(t.weight * bm25(t.idf, f, zapNorm(l), avg))
 }
+
+// zapNorm is zap's Posting.Norm of a stored length l.
+func zapNorm(l uint64) float64 { return float64(float32(1.0 / math.Sqrt(float64(l)))) }
 
 // denseHit is a candidate for the k best.
 type denseHit struct {
@@ -155,6 +170,9 @@ func (q *denseQuery) searcher(ctx context.Context, minPostings int, n, total uin
 		return nil, nil
 	}
 	q.weigh(terms)
+	if !rareFirst(terms) {
+		return nil, nil
+	}
 	hits, err := q.best(ctx, segs, terms)
 	if err != nil {
 		return nil, err
@@ -173,8 +191,8 @@ func (q *denseQuery) dense(postings, docs uint64, minPostings int) bool {
 // readers do); docs is the snapshot's document count, deleted ones included.
 func (q *denseQuery) lists(segs []*scorch.SegmentSnapshot) (terms []*denseTerm, docs uint64, err error) {
 	terms = make([]*denseTerm, len(q.terms))
-	for i := range terms {
-		terms[i] = &denseTerm{lists: make([]segment.PostingsList, len(segs))}
+	for i, t := range q.terms {
+		terms[i] = &denseTerm{term: t, rare: slices.Contains(q.rare, t), lists: make([]segment.PostingsList, len(segs))}
 	}
 	for s, ss := range segs {
 		docs += ss.Segment().Count()
@@ -210,6 +228,20 @@ func (q *denseQuery) weigh(terms []*denseTerm) {
 	}
 }
 
+// rareFirst reports whether, in the order the terms are summed (weigh), a split query's rare terms all come
+// before its common ones, as their document frequencies order them (shape.go): scoreSegment then knows the
+// candidates once the rare terms are in. Always so; checked, since the scores depend on it.
+func rareFirst(terms []*denseTerm) bool {
+	common := false
+	for _, t := range terms {
+		if t.rare && common {
+			return false
+		}
+		common = common || !t.rare
+	}
+	return true
+}
+
 // best scores every segment and keeps the k best hits of the user's documents, in document order.
 func (q *denseQuery) best(ctx context.Context, segs []*scorch.SegmentSnapshot, terms []*denseTerm) ([]denseHit, error) {
 	avg := math.Ceil(float64(q.stats.FieldCardinality[fieldText]) / q.stats.DocCount)
@@ -242,20 +274,42 @@ func (q *denseQuery) scoreSegment(ctx context.Context, ss *scorch.SegmentSnapsho
 	a := q.bufs.get(int(ss.Segment().Count()))
 	lo, hi := len(a.score), 0
 	defer func() { q.bufs.put(a, lo, max(lo, hi)) }()
-	var p segment.Posting
+	split := len(q.rare) > 0
 	for _, t := range terms {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		// A common term of a split query adds only to the candidates: the documents a rare term (all of
+		// which come first) has already scored.
+		gate := split && !t.rare
+		decoded, err := q.decoded.of(ss, t.term, t.lists[s].Count())
+		if err != nil {
+			return nil, err
+		}
+		if decoded != nil {
+			for _, p := range decoded {
+				d := int(p >> 32)
+				if gate && a.count[d] == 0 {
+					continue
+				}
+				a.score[d] += t.scoreOf(p>>16&postingField, p&postingField, avg)
+				a.count[d]++
+				lo, hi = min(lo, d), max(hi, d+1)
+			}
+			continue
+		}
 		it := t.lists[s].Iterator(true, true, false, nil)
 		for {
-			var err error
-			if p, err = it.Next(); err != nil {
+			p, err := it.Next()
+			if err != nil {
 				return nil, err
 			} else if p == nil {
 				break
 			}
 			d := int(p.Number())
+			if gate && a.count[d] == 0 {
+				continue
+			}
 			a.score[d] += t.score(p, avg)
 			a.count[d]++
 			lo, hi = min(lo, d), max(hi, d+1)

@@ -81,11 +81,20 @@ func denseCorpus(t *testing.T, ix *Index, users ...string) {
 
 // Dense scoring returns exactly the hits, scores and order of bleve's evaluation of the same query: over several
 // segments with deletes, for a user among others and for a user alone in its index, on disk and in memory.
+//
+// Each query runs with its lists walked through zap, decoded and kept (then again, from the cache), and decoded
+// under a bound that keeps almost nothing, so entries are evicted while others are in use.
 func TestDenseMatchesBleve(t *testing.T) {
-	// The first four have only common terms; the next two mix in rare ones, which bleve's query narrows to;
-	// the last has more terms than bleve's disjunction takes before it becomes a heap.
+	// The first four have only common terms; the next two mix in rare ones, which bleve's query narrows to (the
+	// first of them has too few postings to be scored densely); the last has more terms than bleve's disjunction
+	// takes before it becomes a heap.
 	queries := []string{"coffee", "coffee morning", "morning walk dinner", "coffee coffee walk",
 		"paris lesson", "cat garden novel train lesson paris coffee", strings.Join(denseVocab[:12], " ")}
+	caches := []struct {
+		name     string
+		bytes    int64
+		min, run int
+	}{{"zap", -1, 0, 1}, {"decoded", 64 << 20, 1, 2}, {"evicting", 256 << 10, 1, 2}}
 	for _, c := range []struct {
 		name  string
 		opts  Options
@@ -103,22 +112,36 @@ func TestDenseMatchesBleve(t *testing.T) {
 			if files, mem := ix.Segments(); files+mem < 2 {
 				t.Fatalf("only %d segments", files+mem)
 			}
-			for _, user := range c.users {
-				for n, text := range queries {
-					for _, k := range []int{1, 6, 24, 200} {
-						q := Query{UserID: user, Text: text, K: k}
-						ix.opts.DenseMinPostings = -1
-						want := mustSearch(t, ix, q)
-						ix.opts.DenseMinPostings = 100
-						before := ix.dense.used.Load()
-						got := mustSearch(t, ix, q)
-						if dense := ix.dense.used.Load() > before; dense != (n < 4 && user != "small") {
-							t.Errorf("%s %q k=%d: scored densely %v", user, text, k, dense)
-						}
-						if fmt.Sprint(got) != fmt.Sprint(want) {
-							t.Errorf("%s %q k=%d:\n dense %v\n bleve %v", user, text, k, got, want)
+			for _, cache := range caches {
+				ix.decoded = newTermLists(cache.bytes, cache.min)
+				for _, user := range c.users {
+					for n, text := range queries {
+						for _, k := range []int{1, 6, 24, 200} {
+							q := Query{UserID: user, Text: text, K: k}
+							ix.opts.DenseMinPostings = -1
+							want := mustSearch(t, ix, q)
+							ix.opts.DenseMinPostings = 100
+							for run := range cache.run {
+								before := ix.dense.used.Load()
+								got := mustSearch(t, ix, q)
+								if dense := ix.dense.used.Load() > before; dense != ((n < 4 || n == 5) && user != "small") {
+									t.Errorf("%s %s %q k=%d: scored densely %v", cache.name, user, text, k, dense)
+								}
+								if fmt.Sprint(got) != fmt.Sprint(want) {
+									t.Errorf("%s run %d %s %q k=%d:\n dense %v\n bleve %v", cache.name, run, user, text, k, got, want)
+								}
+							}
 						}
 					}
+				}
+				if hits := ix.decoded.hits.Load(); (hits > 0) != (cache.name != "zap") {
+					t.Errorf("%s: %d lists found decoded", cache.name, hits)
+				}
+				if evicted := ix.decoded.evicted; (evicted > 0) != (cache.name == "evicting") {
+					t.Errorf("%s: %d lists evicted", cache.name, evicted)
+				}
+				if ix.decoded.bytes > ix.decoded.max {
+					t.Errorf("%s: %d bytes kept, over %d", cache.name, ix.decoded.bytes, ix.decoded.max)
 				}
 			}
 		})

@@ -33,6 +33,7 @@ type Index struct {
 	settle   *settler          // nil when the index does not settle (in memory, or SettleAfter off)
 	dense    denseBuffers      // score arrays of dense queries (dense.go)
 	users    *userPostings     // users' documents per segment, between searches (userdocs.go)
+	decoded  *termLists        // long posting lists decoded, between dense searches (termcache.go)
 	closed   atomic.Bool       // Close has begun: a second one returns ErrClosed (scorch's own would panic)
 }
 
@@ -86,7 +87,8 @@ func newIndex(b bleve.Index, m mapping.IndexMapping, opts Options) (*Index, erro
 		_ = b.Close()
 		return nil, fmt.Errorf("%w: no analyzer %q", ErrInvalid, opts.Analyzer)
 	}
-	ix := &Index{b: b, opts: opts, analyzer: a, users: newUserPostings(opts.UserPostingsCache)}
+	ix := &Index{b: b, opts: opts, analyzer: a, users: newUserPostings(opts.UserPostingsCache),
+		decoded: newTermLists(opts.DecodedPostingsCache, opts.DecodedPostingsMin)}
 	ix.startSettler()
 	return ix, nil
 }

@@ -88,6 +88,13 @@ type Options struct {
 	// search reads its user's documents of every segment for its statistics and its filter, and a user
 	// searching again finds them read (default 4 MiB, entries' overheads counted; negative: none kept).
 	UserPostingsCache int64
+	// DecodedPostingsCache bounds the bytes of long posting lists (DecodedPostingsMin postings or more in a
+	// segment) this index keeps decoded between dense searches (termcache.go): a large user's common words come
+	// back query after query, and walking them through zap's iterator was most of a dense search (default 16
+	// MiB, 8 bytes a posting; negative: none kept).
+	DecodedPostingsCache int64
+	// DecodedPostingsMin: shorter lists are walked through zap's iterator and not kept (default 1024).
+	DecodedPostingsMin int
 }
 
 func (o Options) withDefaults() Options {
@@ -136,6 +143,14 @@ func (o Options) withDefaults() Options {
 		o.UserPostingsCache = 4 << 20
 	} else if o.UserPostingsCache < 0 {
 		o.UserPostingsCache = 0
+	}
+	if o.DecodedPostingsCache == 0 {
+		o.DecodedPostingsCache = 16 << 20
+	} else if o.DecodedPostingsCache < 0 {
+		o.DecodedPostingsCache = 0
+	}
+	if o.DecodedPostingsMin <= 0 {
+		o.DecodedPostingsMin = 1024
 	}
 	if o.PersisterNap == 0 && o.NoSync {
 		o.PersisterNap = time.Second

@@ -110,7 +110,7 @@ func (ix *Index) buildQuery(q Query) *shapedText {
 		filters = append(filters, term(fieldTags, tag))
 	}
 	return &shapedText{user: q.UserID, text: q.Text, analyzer: ix.analyzer, opts: &ix.opts, filters: filters,
-		dense: &ix.dense, users: ix.users}
+		dense: &ix.dense, users: ix.users, decoded: ix.decoded}
 }
 
 // term is a term query on a keyword field.

@@ -38,6 +38,7 @@ type shapedText struct {
 	k        int           // the hits wanted, when the collector needs to see only the k best (else 0)
 	dense    *denseBuffers
 	users    *userPostings
+	decoded  *termLists
 }
 
 func (q *shapedText) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping,
@@ -72,13 +73,14 @@ func (q *shapedText) Searcher(ctx context.Context, r index.IndexReader, m mappin
 	if err != nil {
 		return nil, err
 	}
-	if len(rare) == 0 && len(q.filters) == 1 {
-		if q.k > 0 && options.Score != "none" && !options.Explain && !options.IncludeTermVectors {
-			d := denseQuery{mine: docs, terms: all, stats: stats, k: q.k, bufs: q.dense}
-			if s, err := d.searcher(ctx, q.opts.DenseMinPostings, n, total); err != nil || s != nil {
-				return s, err
-			}
+	if len(q.filters) == 1 && q.k > 0 && options.Score != "none" && !options.Explain && !options.IncludeTermVectors {
+		// Either form, with the user the only filter, scored term at a time when its lists are long (dense.go).
+		d := denseQuery{mine: docs, terms: all, rare: rare, stats: stats, k: q.k, bufs: q.dense, decoded: q.decoded}
+		if s, err := d.searcher(ctx, q.opts.DenseMinPostings, n, total); err != nil || s != nil {
+			return s, err
 		}
+	}
+	if len(rare) == 0 && len(q.filters) == 1 {
 		if n == total {
 			// The user term would keep every document: the conjunction's leapfrogging would cost a third of the
 			// search for nothing (a user alone in its shard, as in the peer benchmark). Scores are the same.

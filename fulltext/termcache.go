@@ -1,0 +1,118 @@
+package fulltext
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	lru "github.com/hashicorp/golang-lru/v2/simplelru"
+)
+
+// termLists caches long posting lists of the text field, decoded, for dense scoring (DESIGN.md, "Decoded
+// postings"). Walking a list through zap's iterator costs tens of nanoseconds a posting (a roaring iterator,
+// the frequency and norm read as varints, a Posting through an interface), and the common words of a large
+// user's queries come back search after search with tens of thousands of postings each; decoded once, a list
+// is an array read in order. As for userPostings, a segment's postings never change and scorch never reuses a
+// segment id while the index is open, so (segment id, term) names one list for as long as the Index lives;
+// deletions are the snapshot's and are not in the list (a dense search keeps only the user's live documents).
+type termLists struct {
+	mu      sync.Mutex
+	lru     *lru.LRU[termKey, []uint64]
+	bytes   uint64 // what the cached lists are charged
+	evicted uint64 // lists pushed out by others
+	max     uint64 // 0: nothing is cached
+	min     uint64 // lists shorter than this are not kept: zap walks them quickly enough
+	hits    atomic.Uint64
+}
+
+type termKey struct {
+	seg  uint64
+	term string
+}
+
+// termListOverhead is what a list costs beside its postings: the LRU's element and map slot, the key and the
+// slice header.
+const termListOverhead = 192
+
+// A decoded posting is doc<<32 | frequency<<16 | field length. A list holding a frequency or a length past 16
+// bits (a text of over 65,535 words) is not decoded: zap's iterator scores it as before.
+const postingField = 1<<16 - 1
+
+// newTermLists keeps lists of at least minPostings postings, up to maxBytes in all; none when maxBytes is 0 or
+// less.
+func newTermLists(maxBytes int64, minPostings int) *termLists {
+	c := &termLists{max: uint64(max(maxBytes, 0)), min: uint64(max(minPostings, 1))}
+	c.lru, _ = lru.NewLRU(int(max(c.max/termListOverhead, 1)), func(k termKey, l []uint64) {
+		c.bytes -= listBytes(k, l)
+		c.evicted++
+	})
+	return c
+}
+
+func listBytes(k termKey, l []uint64) uint64 {
+	return termListOverhead + uint64(len(k.term)) + 8*uint64(cap(l))
+}
+
+// of returns term's postings in segment ss, deleted documents included, decoded, or nil when they are not
+// worth keeping (live is their count without the deleted ones) or cannot be packed: the caller then walks
+// zap's list. The slice may be shared with other searches: read it only.
+func (c *termLists) of(ss *scorch.SegmentSnapshot, term string, live uint64) ([]uint64, error) {
+	if c == nil || c.max == 0 || live < c.min {
+		return nil, nil
+	}
+	key := termKey{ss.Id(), term}
+	c.mu.Lock()
+	l, ok := c.lru.Get(key)
+	c.mu.Unlock()
+	if ok {
+		c.hits.Add(1)
+		return l, nil
+	}
+	l, err := decodeTermList(ss, term)
+	if err != nil || l == nil {
+		return nil, err
+	}
+	if listBytes(key, l) > c.max/4 {
+		return l, nil // one list this long would push out many: it serves this search only
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.lru.Contains(key) {
+		c.lru.Add(key, l)
+		c.bytes += listBytes(key, l)
+		for c.bytes > c.max {
+			c.lru.RemoveOldest()
+		}
+	}
+	return l, nil
+}
+
+// decodeTermList reads term's postings of the text field in ss, deleted documents included; nil if one does
+// not pack.
+func decodeTermList(ss *scorch.SegmentSnapshot, term string) ([]uint64, error) {
+	dict, err := ss.Segment().Dictionary(fieldText)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := dict.PostingsList([]byte(term), nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	l := make([]uint64, 0, pl.Count())
+	it := pl.Iterator(true, true, false, nil)
+	for {
+		p, err := it.Next()
+		if err != nil || p == nil {
+			return l, err
+		}
+		nb, ok := p.(normBits)
+		if !ok {
+			return nil, nil
+		}
+		f, n, d := p.Frequency(), nb.NormUint64(), p.Number()
+		if f > postingField || n > postingField || d > 1<<32-1 {
+			return nil, nil
+		}
+		l = append(l, d<<32|f<<16|n)
+	}
+}
