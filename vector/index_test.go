@@ -378,3 +378,35 @@ func TestLoadMatchesUpsert(t *testing.T) {
 		}
 	}
 }
+
+// A search splits its scan only while it is the only one scanning the Meter's indexes.
+func TestScanSplitsOnlyAlone(t *testing.T) {
+	o := Options{ParallelMin: 1000, Workers: 4}.withDefaults()
+	for _, c := range []struct {
+		rows     int
+		scanning int32
+		want     int
+	}{{100_000, 1, 4}, {100_000, 2, 1}, {100_000, 8, 1}, {999, 1, 1}, {1000, 1, 2}} {
+		if got := o.workers(c.rows, c.scanning); got != c.want {
+			t.Errorf("%d rows, %d scanning: %d workers, want %d", c.rows, c.scanning, got, c.want)
+		}
+	}
+	// The count goes back down after every search, parallel or not.
+	m := NewMeter()
+	ix := NewWithOptions(64, Options{ParallelMin: 64, Workers: 3, Meter: m})
+	for i := range 500 {
+		v := make([]float32, 64)
+		v[i%64] = 1
+		if err := ix.Upsert("u", fmt.Sprint(i), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() { ix.Search("u", make([]float32, 64), 10, nil) })
+	}
+	wg.Wait()
+	if n := m.scanning.Load(); n != 0 {
+		t.Fatalf("%d searches still counted as scanning", n)
+	}
+}

@@ -6,7 +6,8 @@ import "sync/atomic"
 // to one Meter, and the node paces its garbage collector by it (vectors at rest need no collector headroom). A
 // slab counts at its capacity, the room grown for rows to come included, until its namespace leaves the index.
 type Meter struct {
-	bytes atomic.Int64
+	bytes    atomic.Int64
+	scanning atomic.Int32 // searches of the Meter's indexes scanning now
 }
 
 // NewMeter returns a Meter at zero.

@@ -91,7 +91,9 @@ func (ix *Index) scanAll(rows, k int, filter func(string) bool, part func(t *top
 // so callers never need a concurrency-safe filter.
 func scanParts[T any](ix *Index, rows int, filter func(string) bool, newPart func() T,
 	part func(t T, lo, hi int, filter func(string) bool)) []T {
-	w := ix.opts.workers(rows)
+	m := ix.opts.Meter
+	defer m.scanning.Add(-1)
+	w := ix.opts.workers(rows, m.scanning.Add(1))
 	parts := make([]T, w)
 	for i := range parts {
 		parts[i] = newPart()
