@@ -79,7 +79,7 @@ type Options struct {
 	// split exists to skip long posting lists; below this they are cheap, and small indexes keep
 	// the plain OR exactly.
 	CommonTermMinDF int
-	// DenseMinPostings: a query with no rare term and no filter but the user, whose terms' posting lists hold
+	// DenseMinPostings: a query with no filter but the user (plain or split), whose terms' posting lists hold
 	// at least this many postings in all (and one for every 8 documents of the index), is scored term at a
 	// time into arrays, with the scores and order bleve gives (DESIGN.md, "Dense queries"); default 8192,
 	// negative: never.
