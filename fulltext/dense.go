@@ -15,15 +15,18 @@ import (
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
 
-// Dense scoring (DESIGN.md, "Dense queries"). A query whose terms are all common walks long posting lists, and
+// Dense scoring (DESIGN.md, "Dense queries"). A query whose terms are common walks long posting lists, and
 // bleve's document-at-a-time searchers spend most of that walk outside the postings: a DocumentMatch per term
 // and document, a disjunction that merges them, a collector heap fed every match. When the posting lists are
 // long and dense, denseQuery instead adds each term's postings into one score array per segment (term at a
 // time), picks the k best from the arrays, and hands bleve's collector only those. Scores are bleve's to the
 // last operation: the same BM25 term scores, query weights, summation order and coordination factor, so a hit
-// has the score the OR query gives it, and ties keep bleve's order (the lower document number first).
+// has the score the OR query gives it, and ties keep bleve's order (the lower document number first). A split
+// query (common terms with rare ones, shape.go) is scored the same way, its candidates the documents of its rare
+// terms; long lists are read decoded (termcache.go).
 
-// denseQuery is the OR of terms for one user, scored as shapedText's plain form scores it, k best.
+// denseQuery is the OR of terms for one user, scored as shapedText's plain form scores it (or, with rare terms,
+// its split form), k best.
 type denseQuery struct {
 	mine  *userDocs // the user's documents in the snapshot's segments
 	terms []string
@@ -83,6 +86,7 @@ type denseTerm struct {
 	term   string
 	rare   bool // one of a split query's rare terms
 	lists  []segment.PostingsList
+	live   []uint64 // lists[i].Count(): its postings less the snapshot's deleted documents
 	df     uint64
 	idf    float64
 	weight float64 // bleve's queryWeight: boost (1) × idf × queryNorm
@@ -192,7 +196,8 @@ func (q *denseQuery) dense(postings, docs uint64, minPostings int) bool {
 func (q *denseQuery) lists(segs []*scorch.SegmentSnapshot) (terms []*denseTerm, docs uint64, err error) {
 	terms = make([]*denseTerm, len(q.terms))
 	for i, t := range q.terms {
-		terms[i] = &denseTerm{term: t, rare: slices.Contains(q.rare, t), lists: make([]segment.PostingsList, len(segs))}
+		terms[i] = &denseTerm{term: t, rare: slices.Contains(q.rare, t), lists: make([]segment.PostingsList, len(segs)),
+			live: make([]uint64, len(segs))}
 	}
 	for s, ss := range segs {
 		docs += ss.Segment().Count()
@@ -205,8 +210,8 @@ func (q *denseQuery) lists(segs []*scorch.SegmentSnapshot) (terms []*denseTerm, 
 			if err != nil {
 				return nil, 0, err
 			}
-			terms[i].lists[s] = pl
-			terms[i].df += pl.Count()
+			terms[i].lists[s], terms[i].live[s] = pl, pl.Count()
+			terms[i].df += terms[i].live[s]
 		}
 	}
 	return terms, docs, nil
@@ -282,7 +287,7 @@ func (q *denseQuery) scoreSegment(ctx context.Context, ss *scorch.SegmentSnapsho
 		// A common term of a split query adds only to the candidates: the documents a rare term (all of
 		// which come first) has already scored.
 		gate := split && !t.rare
-		decoded, err := q.decoded.of(ss, t.term, t.lists[s].Count())
+		decoded, err := q.decoded.of(ss, t.term, t.live[s])
 		if err != nil {
 			return nil, err
 		}

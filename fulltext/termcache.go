@@ -13,15 +13,16 @@ import (
 // the frequency and norm read as varints, a Posting through an interface), and the common words of a large
 // user's queries come back search after search with tens of thousands of postings each; decoded once, a list
 // is an array read in order. As for userPostings, a segment's postings never change and scorch never reuses a
-// segment id while the index is open, so (segment id, term) names one list for as long as the Index lives;
-// deletions are the snapshot's and are not in the list (a dense search keeps only the user's live documents).
+// segment id while the index is open, so (segment id, term) names one list for as long as the Index lives.
+// Deletions are the snapshot's: a list holds the segment's deleted documents too, and a dense search drops them
+// where it drops other users' documents, at the k best (userDocs.has).
 type termLists struct {
 	mu      sync.Mutex
-	lru     *lru.LRU[termKey, []uint64]
-	bytes   uint64 // what the cached lists are charged
-	evicted uint64 // lists pushed out by others
-	max     uint64 // 0: nothing is cached
-	min     uint64 // lists shorter than this are not kept: zap walks them quickly enough
+	lru     *lru.LRU[termKey, []uint64] // a nil list: one that does not pack, which zap walks
+	bytes   uint64                      // what the cached lists are charged
+	evicted uint64                      // lists pushed out by others
+	max     uint64                      // 0: nothing is cached
+	min     uint64                      // lists shorter than this are not kept: zap walks them quickly enough
 	hits    atomic.Uint64
 }
 
@@ -54,10 +55,11 @@ func listBytes(k termKey, l []uint64) uint64 {
 }
 
 // of returns term's postings in segment ss, deleted documents included, decoded, or nil when they are not
-// worth keeping (live is their count without the deleted ones) or cannot be packed: the caller then walks
-// zap's list. The slice may be shared with other searches: read it only.
+// worth keeping (live is their count without the deleted ones: too few, or more than a quarter of the bound,
+// which decoding for one search would only make dearer) or do not pack: the caller then walks zap's list. The
+// slice may be shared with other searches: read it only.
 func (c *termLists) of(ss *scorch.SegmentSnapshot, term string, live uint64) ([]uint64, error) {
-	if c == nil || c.max == 0 || live < c.min {
+	if c == nil || c.max == 0 || live < c.min || termListOverhead+uint64(len(term))+8*live > c.max/4 {
 		return nil, nil
 	}
 	key := termKey{ss.Id(), term}
@@ -68,12 +70,14 @@ func (c *termLists) of(ss *scorch.SegmentSnapshot, term string, live uint64) ([]
 		c.hits.Add(1)
 		return l, nil
 	}
+	// Two searches missing at once both decode; the second's list is dropped. A list that does not pack is
+	// kept as nil, so that it is not decoded again.
 	l, err := decodeTermList(ss, term)
-	if err != nil || l == nil {
+	if err != nil {
 		return nil, err
 	}
 	if listBytes(key, l) > c.max/4 {
-		return l, nil // one list this long would push out many: it serves this search only
+		return l, nil // its deleted documents made it longer than its live count: it serves this search only
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -148,6 +149,28 @@ func benchSearchK(b *testing.B, name string, n, dim, k int, o Options) {
 		b.ReportMetric(float64(lat[len(lat)*99/100])/1e6, "p99-ms")
 	})
 	runtime.GC() // release this index's slab before the next is built
+}
+
+// BenchmarkSearchConcurrent is the retrieval pipeline's search (k = 100) of one user's 100k random 256-d vectors
+// by 4 × GOMAXPROCS goroutines at once, as a shard leader under many clients runs it: ns/op is the time a search
+// takes of the machine, splitting and merging included.
+func BenchmarkSearchConcurrent(b *testing.B) {
+	ix := benchIndex(b, 100_000, 256, Options{})
+	r := rand.New(rand.NewPCG(8, 8))
+	qs := make([][]float32, 64)
+	for i := range qs {
+		qs[i] = randUnit(r, 256)
+	}
+	var next atomic.Int64
+	b.SetParallelism(4)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if hits := ix.Search("user", qs[next.Add(1)%int64(len(qs))], 100, nil); len(hits) != 100 {
+				b.Errorf("%d hits", len(hits))
+			}
+		}
+	})
 }
 
 // BenchmarkMemoryBandwidth stream-sums a 256 MiB float32 slice (far larger

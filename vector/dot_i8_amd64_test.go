@@ -101,7 +101,8 @@ func TestI8VNNIMatchesGeneric(t *testing.T) {
 }
 
 // TestI8VNNINoOverread puts rows at the end of their backing array and compares with a padded copy: a kernel
-// reading past the last row's dim bytes would differ (the guard-page test checks it does not touch them).
+// adding in bytes past the last row's dim would differ. (That the masked loads touch no byte past it, so cannot
+// fault at a page's end, is the instruction's definition; no test maps a guard page.)
 func TestI8VNNINoOverread(t *testing.T) {
 	needVNNI(t)
 	r := rand.New(rand.NewPCG(23, 24))

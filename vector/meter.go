@@ -5,6 +5,8 @@ import "sync/atomic"
 // A Meter adds up the bytes of the vector slabs held by the indexes that share it: a node's shard indexes report
 // to one Meter, and the node paces its garbage collector by it (vectors at rest need no collector headroom). A
 // slab counts at its capacity, the room grown for rows to come included, until its namespace leaves the index.
+// It also counts the searches scanning those indexes' large namespaces, so that a search splits its scan over
+// goroutines only while it is the only one (Options.workers).
 type Meter struct {
 	bytes    atomic.Int64
 	scanning atomic.Int32 // searches of the Meter's indexes scanning now

@@ -24,8 +24,8 @@ type Options struct {
 	// re-scores, whatever k. Default 64.
 	RerankMin int
 	// Meter, when set, counts the bytes of the rows this index holds, beside those of the other indexes that
-	// share it, and the searches scanning them (a search splits its scan only while it is the only one). Default
-	// the index's own.
+	// share it, and the searches scanning their large namespaces (a search splits its scan only while it is the
+	// only one). Default the index's own: its searches then see only each other.
 	Meter *Meter
 }
 
@@ -59,7 +59,8 @@ func (o Options) withDefaults() Options {
 func (o Options) candidates(k int) int { return max(k*o.Rerank, o.RerankMin) }
 
 // workers is the number of goroutines to scan n rows with. A search splits its scan only while no other search
-// of the Meter's indexes scans (scanning counts this one): beside another, the cores are taken already, and
+// of the Meter's indexes large enough to split scans (scanning counts this one): beside another, the cores are
+// taken already, and
 // each part keeps its own candidates, so splitting costs more rows offered, more selections and a merge for
 // nothing (under eight clients searching 100k memories, a tenth of the shard leader's CPU went to selections).
 func (o Options) workers(n int, scanning int32) int {

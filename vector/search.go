@@ -91,9 +91,12 @@ func (ix *Index) scanAll(rows, k int, filter func(string) bool, part func(t *top
 // so callers never need a concurrency-safe filter.
 func scanParts[T any](ix *Index, rows int, filter func(string) bool, newPart func() T,
 	part func(t T, lo, hi int, filter func(string) bool)) []T {
-	m := ix.opts.Meter
-	defer m.scanning.Add(-1)
-	w := ix.opts.workers(rows, m.scanning.Add(1))
+	w := 1
+	if rows >= ix.opts.ParallelMin { // only a search that could split counts: a small user's is short
+		m := ix.opts.Meter
+		defer m.scanning.Add(-1)
+		w = ix.opts.workers(rows, m.scanning.Add(1))
+	}
 	parts := make([]T, w)
 	for i := range parts {
 		parts[i] = newPart()

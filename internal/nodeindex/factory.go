@@ -19,7 +19,8 @@ import (
 // state: it is destroyed and rebuilt from the shard's records in db. One that a crash left behind its records
 // is re-fed from the raft log entries it missed when the log still vouches for them (tail.go), else in full.
 //
-// The vectors of every shard count in meter (nil: not counted), by which the node paces its collector.
+// The vectors of every shard count in meter, by which the node paces its collector, and the searches of every
+// shard share it, so that one splits its scan only while no other scans (nil: each index alone, counted nowhere).
 //
 // The node's indexes settle one at a time (fulltext.Settlers): after a burst of writes every shard goes idle
 // at once, and each settle merges a whole index. Its followers build their full-text batches in turns of
