@@ -1,11 +1,7 @@
 package fulltext
 
 import (
-	"sync"
-	"sync/atomic"
-
 	"github.com/blevesearch/bleve/v2/index/scorch"
-	lru "github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
 // termLists caches long posting lists of the text field, decoded, for dense scoring (DESIGN.md, "Decoded
@@ -17,13 +13,8 @@ import (
 // Deletions are the snapshot's: a list holds the segment's deleted documents too, and a dense search drops them
 // where it drops other users' documents, at the k best (userDocs.has).
 type termLists struct {
-	mu      sync.Mutex
-	lru     *lru.LRU[termKey, []uint64] // a nil list: one that does not pack, which zap walks
-	bytes   uint64                      // what the cached lists are charged
-	evicted uint64                      // lists pushed out by others
-	max     uint64                      // 0: nothing is cached
-	min     uint64                      // lists shorter than this are not kept: zap walks them quickly enough
-	hits    atomic.Uint64
+	*boundedLRU[termKey, []uint64]        // a nil list: one that does not pack, which zap walks
+	min                            uint64 // lists shorter than this are not kept: zap walks them quickly enough
 }
 
 type termKey struct {
@@ -42,12 +33,7 @@ const postingField = 1<<16 - 1
 // newTermLists keeps lists of at least minPostings postings, up to maxBytes in all; none when maxBytes is 0 or
 // less.
 func newTermLists(maxBytes int64, minPostings int) *termLists {
-	c := &termLists{max: uint64(max(maxBytes, 0)), min: uint64(max(minPostings, 1))}
-	c.lru, _ = lru.NewLRU(int(max(c.max/termListOverhead, 1)), func(k termKey, l []uint64) {
-		c.bytes -= listBytes(k, l)
-		c.evicted++
-	})
-	return c
+	return &termLists{newBoundedLRU(maxBytes, termListOverhead, listBytes), uint64(max(minPostings, 1))}
 }
 
 func listBytes(k termKey, l []uint64) uint64 {
@@ -63,11 +49,7 @@ func (c *termLists) of(ss *scorch.SegmentSnapshot, term string, live uint64) ([]
 		return nil, nil
 	}
 	key := termKey{ss.Id(), term}
-	c.mu.Lock()
-	l, ok := c.lru.Get(key)
-	c.mu.Unlock()
-	if ok {
-		c.hits.Add(1)
+	if l, ok := c.get(key); ok {
 		return l, nil
 	}
 	// Two searches missing at once both decode; the second's list is dropped. A list that does not pack is
@@ -79,26 +61,14 @@ func (c *termLists) of(ss *scorch.SegmentSnapshot, term string, live uint64) ([]
 	if listBytes(key, l) > c.max/4 {
 		return l, nil // its deleted documents made it longer than its live count: it serves this search only
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.lru.Contains(key) {
-		c.lru.Add(key, l)
-		c.bytes += listBytes(key, l)
-		for c.bytes > c.max {
-			c.lru.RemoveOldest()
-		}
-	}
+	c.add(key, l)
 	return l, nil
 }
 
 // decodeTermList reads term's postings of the text field in ss, deleted documents included; nil if one does
 // not pack.
 func decodeTermList(ss *scorch.SegmentSnapshot, term string) ([]uint64, error) {
-	dict, err := ss.Segment().Dictionary(fieldText)
-	if err != nil {
-		return nil, err
-	}
-	pl, err := dict.PostingsList([]byte(term), nil, nil)
+	pl, err := segmentPostings(ss, fieldText, term)
 	if err != nil {
 		return nil, err
 	}

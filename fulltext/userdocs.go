@@ -3,12 +3,10 @@ package fulltext
 import (
 	"fmt"
 	"sort"
-	"sync"
-	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
-	lru "github.com/hashicorp/golang-lru/v2/simplelru"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
 
 // userPostings caches a user's postings of the user id field, segment by segment. Every plain search of a user
@@ -20,11 +18,7 @@ import (
 // as the Index lives. Entries of segments merged away are never asked for again and leave as the least
 // recently used.
 type userPostings struct {
-	mu    sync.Mutex
-	lru   *lru.LRU[postingsKey, postingsEntry]
-	bytes uint64 // what the cached entries are charged
-	max   uint64 // 0: nothing is cached
-	hits  atomic.Uint64
+	*boundedLRU[postingsKey, postingsEntry]
 }
 
 type postingsKey struct {
@@ -45,21 +39,14 @@ const entryOverhead = 256
 
 // newUserPostings keeps entries up to maxBytes; none when maxBytes is 0 or less.
 func newUserPostings(maxBytes int64) *userPostings {
-	c := &userPostings{max: uint64(max(maxBytes, 0))}
-	// Every entry is charged at least entryOverhead, so the byte bound also bounds the count.
-	c.lru, _ = lru.NewLRU(int(max(c.max/entryOverhead, 1)), func(_ postingsKey, e postingsEntry) { c.bytes -= e.size })
-	return c
+	return &userPostings{newBoundedLRU(maxBytes, entryOverhead, func(_ postingsKey, e postingsEntry) uint64 { return e.size })}
 }
 
 // of returns the user's documents of segment ss, deleted ones included, or nil if it has none there. The bitmap
 // may be shared with other searches: read it only.
 func (c *userPostings) of(ss *scorch.SegmentSnapshot, user string) (*roaring.Bitmap, error) {
 	key := postingsKey{ss.Id(), user}
-	c.mu.Lock()
-	e, ok := c.lru.Get(key)
-	c.mu.Unlock()
-	if ok {
-		c.hits.Add(1)
+	if e, ok := c.get(key); ok {
 		return e.bm, nil
 	}
 	bm, err := readUserPostings(ss, user)
@@ -83,15 +70,7 @@ func (c *userPostings) of(ss *scorch.SegmentSnapshot, user string) (*roaring.Bit
 		// are unmapped once the segment is merged away: a cached bitmap must own its memory.
 		bm.CloneCopyOnWriteContainers()
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.lru.Contains(key) {
-		c.lru.Add(key, postingsEntry{bm, size})
-		c.bytes += size
-		for c.bytes > c.max {
-			c.lru.RemoveOldest()
-		}
-	}
+	c.add(key, postingsEntry{bm, size})
 	return bm, nil
 }
 
@@ -99,11 +78,7 @@ func (c *userPostings) of(ss *scorch.SegmentSnapshot, user string) (*roaring.Bit
 // may be views of the segment's bytes: valid while the caller holds the snapshot. (It reads the field whatever
 // the mapping says of it: an Index never changes its mapping, see checkVersion.)
 func readUserPostings(ss *scorch.SegmentSnapshot, user string) (*roaring.Bitmap, error) {
-	dict, err := ss.Segment().Dictionary(fieldUserID)
-	if err != nil {
-		return nil, err
-	}
-	pl, err := dict.PostingsList([]byte(user), nil, nil)
+	pl, err := segmentPostings(ss, fieldUserID, user)
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +95,15 @@ func readUserPostings(ss *scorch.SegmentSnapshot, user string) (*roaring.Bitmap,
 		bm.Add(uint32(p.Number()))
 	}
 	return bm, nil
+}
+
+// segmentPostings is term's posting list of field in segment ss, deleted documents included.
+func segmentPostings(ss *scorch.SegmentSnapshot, field, term string) (segment.PostingsList, error) {
+	dict, err := ss.Segment().Dictionary(field)
+	if err != nil {
+		return nil, err
+	}
+	return dict.PostingsList([]byte(term), nil, nil)
 }
 
 // userDocs is a user's live documents in each segment of one index snapshot, and how scorch numbers them.

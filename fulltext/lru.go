@@ -1,0 +1,57 @@
+package fulltext
+
+import (
+	"sync"
+	"sync/atomic"
+
+	lru "github.com/hashicorp/golang-lru/v2/simplelru"
+)
+
+// boundedLRU holds values charged a size in bytes, the least recently used leaving once the charges pass max;
+// safe for concurrent use. The caches of an index (users' postings, decoded lists) are two of them.
+type boundedLRU[K comparable, V any] struct {
+	mu      sync.Mutex
+	lru     *lru.LRU[K, V]
+	size    func(K, V) uint64 // what an entry is charged: at least minSize
+	bytes   uint64            // what the entries are charged
+	evicted uint64            // entries pushed out by others
+	max     uint64            // 0: nothing is kept
+	hits    atomic.Uint64
+}
+
+// newBoundedLRU keeps entries up to maxBytes (none when 0 or less); every entry is charged at least minSize,
+// so the byte bound also bounds the count.
+func newBoundedLRU[K comparable, V any](maxBytes int64, minSize uint64, size func(K, V) uint64) *boundedLRU[K, V] {
+	c := &boundedLRU[K, V]{max: uint64(max(maxBytes, 0)), size: size}
+	c.lru, _ = lru.NewLRU(int(max(c.max/minSize, 1)), func(k K, v V) {
+		c.bytes -= c.size(k, v)
+		c.evicted++
+	})
+	return c
+}
+
+// get returns k's value, if it is kept.
+func (c *boundedLRU[K, V]) get(k K) (V, bool) {
+	c.mu.Lock()
+	v, ok := c.lru.Get(k)
+	c.mu.Unlock()
+	if ok {
+		c.hits.Add(1)
+	}
+	return v, ok
+}
+
+// add keeps v for k unless k is kept already (two searches that missed at once), then drops the least recently
+// used entries until the charges are within the bound.
+func (c *boundedLRU[K, V]) add(k K, v V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lru.Contains(k) {
+		return
+	}
+	c.lru.Add(k, v)
+	c.bytes += c.size(k, v)
+	for c.bytes > c.max {
+		c.lru.RemoveOldest()
+	}
+}
