@@ -6,7 +6,8 @@
 # warm node). Every other round runs the builds in reverse order. Usage: bench/longmemeval-ab.sh DIR [...], each
 # DIR holding a build's memnode and memctl; env FILE (../shared/data/longmemeval/longmemeval-s-dev60.json),
 # ROUNDS, PASSES, PORT (7580). Prints one line per eval: build, round, pass, query p50 and p99 (ms),
-# recall_any@1/5/10/20.
+# recall_any@1/5/10/20. With JSON_DIR set, each eval's report is kept there as longmemeval-rROUND-pPASS.json
+# (make bench reads them; meant for one build).
 set -u
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -35,7 +36,9 @@ for r in $(seq "${ROUNDS:-2}"); do
       sleep 0.5
     done
     for pass in $(seq "${PASSES:-1}"); do
-      "$dir/memctl" --addr "http://127.0.0.1:$PORT" -o json eval longmemeval --file "$FILE" 2>/dev/null |
+      j=$("$dir/memctl" --addr "http://127.0.0.1:$PORT" -o json eval longmemeval --file "$FILE" 2>/dev/null)
+      [ -z "${JSON_DIR:-}" ] || echo "$j" >"$JSON_DIR/longmemeval-r$r-p$pass.json"
+      echo "$j" |
         python3 -c "import json,sys; d=json.load(sys.stdin); ra=[round(x['value'],3) for x in d['overall']['recall_any']]; print(f\"build=$dir round=$r pass=$pass query_p50_ms={d['query_p50_ms']} query_p99_ms={d['query_p99_ms']} recall_any={ra}\")"
     done
     stop

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make bench`: Go benchmarks, then the peer comparisons in one run, the footprint, then the report.
 #   1. Go benchmarks of vector, fulltext and raftstore (short benchtime)        -> $OUT/gobench.txt
+#      a shard's search at 100k memories of one user (BenchmarkShardSearch, pipeline) -> $OUT/shardsearch.txt
 #      and tenant independence: a 200-memory user alone in its shard vs beside TENANT_OTHERS, both shards asked
 #      alternately                                                                -> $OUT/tenant.txt
 #   2. bench/cmd/peers: vector index vs chromem-go vs stream bandwidth, fulltext vs plain bleve
@@ -11,17 +12,24 @@
 #      node, which forwards), etcd's to their member, which forwards to its leader; each side starts once the
 #      other is back near idle (bench/lib.sh's settle: memnode's deferred full-text batches fall in its own time)
 #                                                                                -> $OUT/{memcluster,etcd}-cN-rR.json
+#   3a. consolidation on the same memcluster: 16 clients appending SESSION_TURNS (20) turns and flushing, REPS
+#       runs open loop at SESSION_RATE (52) flushes/s in all, then one closed loop  -> $OUT/session-rR.json
 #   3b. footprint: one memnode --dev holding FOOTPRINT_TARGET memories (1000000), RSS against raw bytes,
 #       after the load and after a restart (bench/footprint.sh)                   -> $OUT/footprint/footprint.txt
 #   3c. recovery under load: 3 memnode processes holding CATCHUP_TARGET memories (1000000), one SIGKILLed for
 #       10 s and restarted while 16 clients put; its /readyz time and the put p99 while it catches up against
 #       the baseline's (bench/catchup.sh)                                       -> $OUT/catchup/catchup.txt
-#   4. bench/cmd/report: rewrites the "peers" section of docs/benchmarks.md, draws docs/search-latency.png
-#      and docs/write-scaling.png
+#   3d. search at 100k memories of one user through 3 memnode processes, REPS rounds of 1 and 8 clients
+#       (bench/search-ab.sh with this build alone)                             -> $OUT/search/search-cN-rR.json
+#   3e. LongMemEval's query latency, REPS evals on fresh memnode --dev nodes (bench/longmemeval-ab.sh; skipped
+#       when LONGMEMEVAL_FILE, ../shared/data/longmemeval/longmemeval-s-dev60.json, is absent)
+#                                                                                -> $OUT/longmemeval/*.json
+#   4. bench/cmd/report: rewrites the "peers" section of docs/benchmarks.md (with a table of the performance
+#      aims against these figures), draws docs/search-latency.png and docs/write-scaling.png
 # Ports: memcluster 27480-27502 (HTTP/raft/gossip per node), etcd 27510-27515, footprint 27600-27602,
-#        recovery 31540-31562.
+#        recovery 31540-31562, search 7480-7502 (scripts/cluster.sh's), LongMemEval 7580.
 # Environment: OUT (bench/out), REPS (3), DUR (5s), GOBENCHTIME (100ms), SKIP_GOBENCH=1, SKIP_PEERS=1 (reuse $OUT/peers.json), SKIP_REPORT=1 (leave docs/ alone),
-#              SKIP_WRITES=1, WRITE_ROUTE (leader), SKIP_FOOTPRINT=1, FOOTPRINT_TARGET (1000000), SKIP_CATCHUP=1, CATCHUP_TARGET (1000000), WRITE_CLIENTS ("1 16 64"), TENANT_OTHERS (memories/users beside the small user, 1000000/10000: the aim's case, about 2.5 minutes a repetition).
+#              SKIP_WRITES=1, WRITE_ROUTE (leader), SKIP_FOOTPRINT=1, FOOTPRINT_TARGET (1000000), SKIP_CATCHUP=1, CATCHUP_TARGET (1000000), SKIP_SESSIONS=1, SESSION_RATE (52), SESSION_TURNS (20), SKIP_SEARCH=1, SKIP_LONGMEMEVAL=1, LONGMEMEVAL_FILE, WRITE_CLIENTS ("1 16 64"), TENANT_OTHERS (memories/users beside the small user, 1000000/10000: the aim's case, about 2.5 minutes a repetition).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh # ticks, settle
@@ -46,6 +54,9 @@ trap cleanup EXIT
 if [ -z "${SKIP_GOBENCH:-}" ]; then
   say "go benchmarks (benchtime $GOBENCHTIME)"
   $GO test -run '^$' -bench . -benchmem -benchtime "$GOBENCHTIME" ./vector/ ./fulltext/ ./raftstore/ >"$OUT/gobench.txt"
+  say "shard-side search at 100k memories of one user (BenchmarkShardSearch, pipeline)"
+  $GO test -run '^$' -bench 'ShardSearch/memories=100k/vocab=zipf20k/mode=pipeline$' -benchtime 1000x -count "$REPS" \
+    -timeout 60m ./retrieval/ >"$OUT/shardsearch.txt"
   say "tenant independence (${TENANT_OTHERS:-1000000/10000} other memories/users)"
   $GO test -run '^$' -bench TenantIndependence -benchtime 5000x -count "$REPS" -timeout 60m ./retrieval/ \
     -args -tenant-others="${TENANT_OTHERS:-1000000/10000}" >"$OUT/tenant.txt"
@@ -60,12 +71,20 @@ if [ -z "${SKIP_PEERS:-}" ] || { [ ! -f "$OUT/peers.json" ] && [ -z "${SKIP_REPO
   "$OUT/peers" -reps "$REPS" -tmp "$OUT/tmp" -out "$OUT/peers.json"
 fi
 
-# 3. Replicated writes.
-if [ -z "${SKIP_WRITES:-}" ]; then
-  say "building memnode/memctl (make build) and etcdpeer"
+# build_bins: memnode and memctl into $OUT/bin, once (a stable copy: bin/ is shared with other work).
+build_bins() {
+  [ -z "${BUILT:-}" ] || return 0
+  say "building memnode/memctl (make build)"
   make build >/dev/null
   mkdir -p "$OUT/bin"
-  cp bin/memnode bin/memctl "$OUT/bin/" # a stable copy: bin/ is shared with other work
+  cp bin/memnode bin/memctl "$OUT/bin/"
+  BUILT=1
+}
+
+# 3. Replicated writes, then consolidation on the same cluster.
+if [ -z "${SKIP_WRITES:-}" ]; then
+  build_bins
+  say "building etcdpeer"
   rm -f "$OUT/etcd-error.txt"
   (cd bench/etcdpeer && CGO_ENABLED=0 $GO build -o "$OUT/bin/etcdpeer" .) 2>"$OUT/etcd-build.log" || {
     echo "bench/etcdpeer did not build: $(tail -3 "$OUT/etcd-build.log" | tr '\n' ' ')" >"$OUT/etcd-error.txt"
@@ -122,6 +141,21 @@ if [ -z "${SKIP_WRITES:-}" ]; then
       say "etcd clients=$c rep=$r: $(summary "$OUT/etcd-c$c-r$r.json") (idle again after ${s%% *}s)"
     done
   done
+  # Consolidation: 16 clients each appending SESSION_TURNS (20) turns and flushing, open loop at SESSION_RATE
+  # (52) flushes a second in all (1,040 messages/s, the aim's 1,000 and a margin), latency counted from when each
+  # flush was due; then once closed loop (as fast as the cluster goes).
+  rm -f "$OUT"/session-*.json
+  if [ -z "${SKIP_SESSIONS:-}" ]; then
+    ssummary() { jq -r '"\(.messages_per_s|floor) messages/s flush p50=\(.flush_latency_ms.p50) p99=\(.flush_latency_ms.p99) errors=\(.errors)"' "$1" 2>/dev/null || echo '?'; }
+    for r in $(seq 1 "$REPS") closed; do
+      rate=${SESSION_RATE:-52}
+      [ "$r" != closed ] || rate=0
+      "$CTL" -o json bench session --clients 16 --turns "${SESSION_TURNS:-20}" --duration 20s --warmup 3s \
+        --rate "$rate" --route "${WRITE_ROUTE:-leader}" --addr-list "$ADDRS" >"$OUT/session-r$r.json" 2>/dev/null
+      s=$(settle "${MEMPIDS[@]}") || { echo "a memnode exited; see $OUT/memdata/n*.log" >&2; exit 1; }
+      say "consolidation rep=$r rate=$rate: $(ssummary "$OUT/session-r$r.json") (idle again after ${s%% *}s)"
+    done
+  fi
   cleanup
   PIDS=()
 fi
@@ -139,6 +173,29 @@ if [ -z "${SKIP_CATCHUP:-}" ]; then
   mkdir -p "$OUT/catchup"
   OUT="$OUT/catchup" TARGET="${CATCHUP_TARGET:-1000000}" LOAD=60s bench/catchup.sh | tee "$OUT/catchup/catchup.txt"
   rm -rf "$OUT/catchup/data"
+fi
+
+# 3d. Search at 100k memories of one user through a 3-node cluster (bench/search-ab.sh with this build alone:
+# loaded once, then REPS rounds of a restart and 1 and 8 clients for 10 s).
+if [ -z "${SKIP_SEARCH:-}" ]; then
+  build_bins
+  say "search at 100k memories of one user, 3 nodes (bench/search-ab.sh, ports 7480-7502)"
+  rm -rf "$OUT/search" && mkdir -p "$OUT/search"
+  JSON_DIR="$OUT/search" ROUNDS="$REPS" bench/search-ab.sh "$OUT/bin" >&2 || say "search at 100k failed (above)"
+fi
+
+# 3e. LongMemEval's query latency: REPS evals, each on a fresh memnode --dev (bench/longmemeval-ab.sh).
+LME=${LONGMEMEVAL_FILE:-../shared/data/longmemeval/longmemeval-s-dev60.json}
+if [ -z "${SKIP_LONGMEMEVAL:-}" ]; then
+  rm -rf "$OUT/longmemeval"
+  if [ -f "$LME" ]; then
+    build_bins
+    say "LongMemEval ($LME), $REPS evals (bench/longmemeval-ab.sh)"
+    mkdir -p "$OUT/longmemeval"
+    FILE="$LME" JSON_DIR="$OUT/longmemeval" ROUNDS="$REPS" bench/longmemeval-ab.sh "$OUT/bin" >&2 || say "LongMemEval failed (above)"
+  else
+    say "LongMemEval skipped: $LME not found (set LONGMEMEVAL_FILE)"
+  fi
 fi
 
 # 4. Report.

@@ -8,7 +8,8 @@
 # not; every other round runs the builds in reverse order. Usage: bench/search-ab.sh DIR [...], each DIR holding a
 # build's memnode and memctl (e.g. bin; the first's memctl loads and measures). Prints one line per run. Name the
 # oldest build first: the records are in the newest format the loading build writes, which an older build cannot
-# read (every search of it fails).
+# read (every search of it fails). With JSON_DIR set, each run's memctl report is kept there as
+# search-cCLIENTS-rROUND.json (make bench reads them; meant for one build).
 set -u
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -45,8 +46,10 @@ for r in $(seq "${ROUNDS:-2}"); do
   for dir in $(round_order "$r" "$@"); do
     start_nodes "$dir"
     for c in ${CLIENTS:-1 8}; do
-      "$CTL" -o json bench search --skip-load --users 1 --user-prefix s100- --addr-list "$ADDRS" --clients "$c" \
-        --duration "${DUR:-10s}" --warmup 2s 2>/dev/null |
+      j=$("$CTL" -o json bench search --skip-load --users 1 --user-prefix s100- --addr-list "$ADDRS" --clients "$c" \
+        --duration "${DUR:-10s}" --warmup 2s 2>/dev/null)
+      [ -z "${JSON_DIR:-}" ] || echo "$j" >"$JSON_DIR/search-c$c-r$r.json"
+      echo "$j" |
         python3 -c "import json,sys; r=json.load(sys.stdin); l=r['latency_ms']; print(f\"build=$dir round=$r clients=$c ops_per_s={r['ops_per_s']:.1f} p50_ms={l['p50']} p99_ms={l['p99']} errors={r['errors']}\")"
     done
     stop_nodes

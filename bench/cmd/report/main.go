@@ -165,6 +165,7 @@ func main() {
 	w("```sh\nmake bench                                   # everything below (Go benchmarks, peers, memcluster vs etcd, this section, the PNG)\n")
 	w("REPS=%d DUR=%s GOBENCHTIME=%s bench/run.sh   # the same with its knobs (SKIP_GOBENCH=1, SKIP_PEERS=1, SKIP_WRITES=1 skip parts)\n", *reps, *dur, *gobenchtime)
 	w("go run ./bench/cmd/peers -reps %d -out peers.json   # (a) and (b) alone\n```\n\n", *reps)
+	writeAimsTable(w, peers)
 
 	// (a) vector.
 	w("### (a) Exact vector search: ours vs chromem-go vs memory bandwidth\n\n")
