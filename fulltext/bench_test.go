@@ -169,7 +169,7 @@ func longQuery(queries []string, q string) string {
 func variantOf(ix *Index, set func(*Options)) *Index {
 	v := &Index{b: ix.b, opts: ix.opts, analyzer: ix.analyzer}
 	set(&v.opts)
-	v.users = newUserPostings(v.opts.UserPostingsCache)
+	v.users = newUserPostings(v.opts.UserPostingsCache, nil)
 	return v
 }
 

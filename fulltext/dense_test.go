@@ -113,7 +113,7 @@ func TestDenseMatchesBleve(t *testing.T) {
 				t.Fatalf("only %d segments", files+mem)
 			}
 			for _, cache := range caches {
-				ix.decoded = newTermLists(cache.bytes, cache.min)
+				ix.decoded = newTermLists(cache.bytes, cache.min, nil)
 				for _, user := range c.users {
 					for n, text := range queries {
 						for _, k := range []int{1, 6, 24, 200} {

@@ -87,8 +87,8 @@ func newIndex(b bleve.Index, m mapping.IndexMapping, opts Options) (*Index, erro
 		_ = b.Close()
 		return nil, fmt.Errorf("%w: no analyzer %q", ErrInvalid, opts.Analyzer)
 	}
-	ix := &Index{b: b, opts: opts, analyzer: a, users: newUserPostings(opts.UserPostingsCache),
-		decoded: newTermLists(opts.DecodedPostingsCache, opts.DecodedPostingsMin)}
+	ix := &Index{b: b, opts: opts, analyzer: a, users: newUserPostings(opts.UserPostingsCache, &opts.Meter.UserPostings),
+		decoded: newTermLists(opts.DecodedPostingsCache, opts.DecodedPostingsMin, &opts.Meter.DecodedPostings)}
 	ix.startSettler()
 	return ix, nil
 }
@@ -204,6 +204,8 @@ func (ix *Index) Close() error {
 	ix.WaitPersisted()
 	err := ix.b.Close()
 	ix.settle.wait()
+	ix.users.close() // their bytes leave the Meter with the index
+	ix.decoded.close()
 	if err != nil {
 		return wrap("close", err)
 	}

@@ -17,15 +17,25 @@ type boundedLRU[K comparable, V any] struct {
 	evicted uint64            // entries pushed out by others
 	max     uint64            // 0: nothing is kept
 	hits    atomic.Uint64
+	counts  *CacheCounts // the same figures, summed over the indexes of a Meter
+	closed  bool         // emptied: nothing more is kept
 }
 
 // newBoundedLRU keeps entries up to maxBytes (none when 0 or less); every entry is charged at least minSize,
-// so the byte bound also bounds the count.
-func newBoundedLRU[K comparable, V any](maxBytes int64, minSize uint64, size func(K, V) uint64) *boundedLRU[K, V] {
-	c := &boundedLRU[K, V]{max: uint64(max(maxBytes, 0)), size: size}
+// so the byte bound also bounds the count. Its figures add to counts (nil: counted nowhere else).
+func newBoundedLRU[K comparable, V any](maxBytes int64, minSize uint64, size func(K, V) uint64, counts *CacheCounts) *boundedLRU[K, V] {
+	if counts == nil {
+		counts = &CacheCounts{}
+	}
+	c := &boundedLRU[K, V]{max: uint64(max(maxBytes, 0)), size: size, counts: counts}
 	c.lru, _ = lru.NewLRU(int(max(c.max/minSize, 1)), func(k K, v V) {
-		c.bytes -= c.size(k, v)
-		c.evicted++
+		n := c.size(k, v)
+		c.bytes -= n
+		c.counts.bytes.Add(-int64(n))
+		if !c.closed {
+			c.evicted++
+			c.counts.evictions.Add(1)
+		}
 	})
 	return c
 }
@@ -37,21 +47,34 @@ func (c *boundedLRU[K, V]) get(k K) (V, bool) {
 	c.mu.Unlock()
 	if ok {
 		c.hits.Add(1)
+		c.counts.hits.Add(1)
+	} else {
+		c.counts.misses.Add(1)
 	}
 	return v, ok
 }
 
-// add keeps v for k unless k is kept already (two searches that missed at once), then drops the least recently
-// used entries until the charges are within the bound.
+// add keeps v for k unless k is kept already (two searches that missed at once) or the cache is closed, then
+// drops the least recently used entries until the charges are within the bound.
 func (c *boundedLRU[K, V]) add(k K, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.lru.Contains(k) {
+	if c.closed || c.lru.Contains(k) {
 		return
 	}
 	c.lru.Add(k, v)
-	c.bytes += c.size(k, v)
+	n := c.size(k, v)
+	c.bytes += n
+	c.counts.bytes.Add(int64(n))
 	for c.bytes > c.max {
 		c.lru.RemoveOldest()
 	}
+}
+
+// close empties the cache for good (its index closed), taking its bytes off the shared counts.
+func (c *boundedLRU[K, V]) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	c.lru.Purge()
 }

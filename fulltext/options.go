@@ -95,6 +95,9 @@ type Options struct {
 	DecodedPostingsCache int64
 	// DecodedPostingsMin: shorter lists are walked through zap's iterator and not kept (default 1024).
 	DecodedPostingsMin int
+	// Meter sums the two caches' bytes, hits, misses and evictions over the indexes that share it (a node's
+	// shards; default: one of this index's own).
+	Meter *Meter
 }
 
 func (o Options) withDefaults() Options {
@@ -151,6 +154,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.DecodedPostingsMin <= 0 {
 		o.DecodedPostingsMin = 1024
+	}
+	if o.Meter == nil {
+		o.Meter = NewMeter()
 	}
 	if o.PersisterNap == 0 && o.NoSync {
 		o.PersisterNap = time.Second

@@ -31,9 +31,9 @@ const termListOverhead = 192
 const postingField = 1<<16 - 1
 
 // newTermLists keeps lists of at least minPostings postings, up to maxBytes in all; none when maxBytes is 0 or
-// less.
-func newTermLists(maxBytes int64, minPostings int) *termLists {
-	return &termLists{newBoundedLRU(maxBytes, termListOverhead, listBytes), uint64(max(minPostings, 1))}
+// less. Its figures add to counts (nil: nowhere else).
+func newTermLists(maxBytes int64, minPostings int, counts *CacheCounts) *termLists {
+	return &termLists{newBoundedLRU(maxBytes, termListOverhead, listBytes, counts), uint64(max(minPostings, 1))}
 }
 
 func listBytes(k termKey, l []uint64) uint64 {

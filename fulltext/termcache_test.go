@@ -33,7 +33,7 @@ func TestTermListsDecodeAndKeep(t *testing.T) {
 		want = append(want, p.Number()<<32|p.Frequency()<<16|p.(normBits).NormUint64())
 	}
 
-	c := newTermLists(1<<20, 10)
+	c := newTermLists(1<<20, 10, nil)
 	for run := range 2 {
 		got, err := c.of(ss, term, n)
 		if err != nil {
@@ -51,10 +51,10 @@ func TestTermListsDecodeAndKeep(t *testing.T) {
 	if c.hits.Load() != 1 || c.lru.Len() != 1 {
 		t.Fatalf("%d hits, %d lists kept; want 1 and 1", c.hits.Load(), c.lru.Len())
 	}
-	if got, _ := newTermLists(1<<20, int(n)+1).of(ss, term, n); got != nil {
+	if got, _ := newTermLists(1<<20, int(n)+1, nil).of(ss, term, n); got != nil {
 		t.Errorf("a list under the minimum was decoded")
 	}
-	if got, _ := newTermLists(int64(4*8*n), 1).of(ss, term, n); got != nil {
+	if got, _ := newTermLists(int64(4*8*n), 1, nil).of(ss, term, n); got != nil {
 		t.Errorf("a list over a quarter of the bound was decoded")
 	}
 	if got, _ := (*termLists)(nil).of(ss, term, n); got != nil {

@@ -37,9 +37,10 @@ type postingsEntry struct {
 // element and map slot, the key, and a bitmap's own header (about 260 bytes measured for an empty one).
 const entryOverhead = 256
 
-// newUserPostings keeps entries up to maxBytes; none when maxBytes is 0 or less.
-func newUserPostings(maxBytes int64) *userPostings {
-	return &userPostings{newBoundedLRU(maxBytes, entryOverhead, func(_ postingsKey, e postingsEntry) uint64 { return e.size })}
+// newUserPostings keeps entries up to maxBytes; none when maxBytes is 0 or less. Its figures add to counts (nil:
+// nowhere else).
+func newUserPostings(maxBytes int64, counts *CacheCounts) *userPostings {
+	return &userPostings{newBoundedLRU(maxBytes, entryOverhead, func(_ postingsKey, e postingsEntry) uint64 { return e.size }, counts)}
 }
 
 // of returns the user's documents of segment ss, deleted ones included, or nil if it has none there. The bitmap

@@ -61,7 +61,7 @@ func startTestNode(t testing.TB, opts Options) *testNode {
 	}
 	node, err := cluster.New(cluster.Config{NodeID: "n1", DataDir: dir, RaftAddr: loopbackAddr(t),
 		GossipAddr: loopbackAddr(t), HTTPAddr: loopbackAddr(t), BootstrapExpect: 1, Shards: 1, Replicas: 1,
-		GossipProfile: "local", Logger: log}, db, nodeindex.Factory(dir, db, emb, nil, nil, log))
+		GossipProfile: "local", Logger: log}, db, nodeindex.Factory(dir, db, emb, nodeindex.Meters{}, nil, log))
 	if err != nil {
 		t.Fatal(err)
 	}

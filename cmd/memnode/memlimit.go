@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/memcluster/memcluster/internal/gcpace"
-	"github.com/memcluster/memcluster/vector"
+	"github.com/memcluster/memcluster/internal/nodeindex"
 )
 
 // memoryLimitRatio is the share of a container's memory limit the Go heap aims under: the rest is Pebble's
@@ -83,10 +83,12 @@ func parseBytes(s string) (int64, error) {
 }
 
 // startGCPacing runs the collector's pacer (internal/gcpace) unless --gc-pacing is off or GOGC=off, and exports
-// the vectors' bytes as memcluster_vector_bytes. The heap at rest is the vector slabs and Pebble's buffers
-// (pebble: its block cache and memtables, when on the Go heap).
-func startGCPacing(ctx context.Context, flag string, minHeadroom int64, vectors *vector.Meter, pebble func() int64,
+// the vectors' bytes as memcluster_vector_bytes. The heap at rest is the vector slabs, the full-text caches
+// (bounded, kept from search to search) and Pebble's buffers (pebble: its block cache and memtables, when on the
+// Go heap).
+func startGCPacing(ctx context.Context, flag string, minHeadroom int64, meters nodeindex.Meters, pebble func() int64,
 	reg prometheus.Registerer, log *slog.Logger) error {
+	vectors := meters.Vectors
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memcluster_vector_bytes",
 		Help: "bytes of the vector slabs of this node's shard indexes: half-precision rows, their scales and int8 copy, and room grown for more"},
 		func() float64 { return float64(vectors.Bytes()) }))
@@ -94,7 +96,7 @@ func startGCPacing(ctx context.Context, flag string, minHeadroom int64, vectors 
 		log.Info("gc pacing off: GOGC as the runtime reads it")
 		return nil
 	}
-	held := func() int64 { return vectors.Bytes() + pebble() }
+	held := func() int64 { return vectors.Bytes() + meters.Text.Bytes() + pebble() }
 	p, err := gcpace.New(gcpace.Options{Held: held, MinHeadroom: minHeadroom, Logger: log, Registry: reg})
 	if err != nil {
 		return fmt.Errorf("--gc-pacing: %w", err)

@@ -24,6 +24,7 @@ import (
 	"github.com/memcluster/memcluster/cluster"
 	"github.com/memcluster/memcluster/consolidation"
 	"github.com/memcluster/memcluster/embed"
+	"github.com/memcluster/memcluster/fulltext"
 	"github.com/memcluster/memcluster/internal/buildinfo"
 	"github.com/memcluster/memcluster/internal/nodeindex"
 	"github.com/memcluster/memcluster/reembed"
@@ -138,7 +139,9 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen http %s: %w", cluster.ListenAddr(c.bindHost, c.httpAddr), err)
 	}
-	vectors := vector.NewMeter() // the rows of every shard index here, for the collector's pacing
+	// The rows and full-text caches of every shard index here, for the collector's pacing and the metrics.
+	meters := nodeindex.Meters{Vectors: vector.NewMeter(), Text: fulltext.NewMeter()}
+	registerTextCaches(reg, meters.Text)
 	indexers := retrieval.NewIndexers(turns)
 	registerIndexers(reg, indexers)
 	node, err := cluster.New(cluster.Config{
@@ -149,7 +152,7 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 		ShardCommitTimeout: c.raftCommit, HeartbeatCoalesce: c.raftCoalesce, GossipProfile: c.gossipProfile, Logger: log, Registry: reg,
 		Tracer: tp.Tracer("memcluster/cluster"), ClusterToken: c.clusterToken,
 		TLS: nodeTLS, GossipKey: gkey,
-	}, db, nodeindex.Factory(c.dataDir, db, emb, vectors, indexers, log))
+	}, db, nodeindex.Factory(c.dataDir, db, emb, meters, indexers, log))
 	if err != nil {
 		return err
 	}
@@ -159,7 +162,7 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	jobCtx, stopJobs := context.WithCancel(context.Background())
 	defer stopJobs()
 	minHeadroom, _ := c.minHeadroom() // checked with the other flags
-	if err := startGCPacing(jobCtx, c.gcPacing, minHeadroom, vectors, db.HeapBytes, reg, log); err != nil {
+	if err := startGCPacing(jobCtx, c.gcPacing, minHeadroom, meters, db.HeapBytes, reg, log); err != nil {
 		return err
 	}
 	go reembed.New(node, db, emb, reembed.Options{Logger: log, Registry: reg}).Run(jobCtx)

@@ -19,16 +19,17 @@ import (
 // state: it is destroyed and rebuilt from the shard's records in db. One that a crash left behind its records
 // is re-fed from the raft log entries it missed when the log still vouches for them (tail.go), else in full.
 //
-// The vectors of every shard count in meter, by which the node paces its collector, and the searches of every
-// shard share it, so that one splits its scan only while no other scans (nil: each index alone, counted nowhere).
+// The vectors of every shard count in meters.Vectors, by which the node paces its collector, and the searches of
+// every shard share it, so that one splits its scan only while no other scans; the full-text caches of every
+// shard count in meters.Text (nil: each index alone, counted nowhere).
 //
 // The node's indexes settle one at a time (fulltext.Settlers): after a burst of writes every shard goes idle
 // at once, and each settle merges a whole index. Its followers build their full-text batches in turns of
 // indexers (nil: retrieval.DefaultIndexers, half the cores), so that their bursts leave the write path a share
 // of the CPU.
-func Factory(dataDir string, db *storage.DB, emb embed.Embedder, meter *vector.Meter, indexers *retrieval.Indexers,
+func Factory(dataDir string, db *storage.DB, emb embed.Embedder, meters Meters, indexers *retrieval.Indexers,
 	log *slog.Logger) cluster.IndexFactory {
-	opts := fulltext.Options{NoSync: true, Settlers: fulltext.NewSettlers(1)}
+	opts := fulltext.Options{NoSync: true, Settlers: fulltext.NewSettlers(1), Meter: meters.Text}
 	if indexers == nil {
 		indexers = retrieval.DefaultIndexers()
 	}
@@ -44,7 +45,7 @@ func Factory(dataDir string, db *storage.DB, emb embed.Embedder, meter *vector.M
 		if err != nil {
 			return nil, err
 		}
-		vec := vector.NewWithOptions(emb.Dim(), vector.Options{Meter: meter})
+		vec := vector.NewWithOptions(emb.Dim(), vector.Options{Meter: meters.Vectors})
 		idx, err := retrieval.OpenShardIndexWith(retrieval.ShardIndexOptions{Shard: shard, Records: db,
 			Vectors: vec, Text: ft, Model: emb.Fingerprint(), Logger: log,
 			Tail:       raftTail{db: db, shard: shard},
@@ -56,4 +57,10 @@ func Factory(dataDir string, db *storage.DB, emb embed.Embedder, meter *vector.M
 		}
 		return idx, nil
 	}
+}
+
+// Meters are what the shard indexes of a node report to; a nil one leaves each index its own.
+type Meters struct {
+	Vectors *vector.Meter   // the vector slabs' bytes, and the searches scanning large users
+	Text    *fulltext.Meter // the full-text caches: users' postings and decoded lists
 }

@@ -56,7 +56,7 @@ func newNode(t *testing.T) *node {
 func (n *node) open() *retrieval.ShardIndex {
 	n.t.Helper()
 	n.logs.Reset()
-	idx, err := Factory(n.dir, n.db, n.emb, nil, nil, slog.New(slog.NewTextHandler(n.logs, nil)))(0)
+	idx, err := Factory(n.dir, n.db, n.emb, Meters{}, nil, slog.New(slog.NewTextHandler(n.logs, nil)))(0)
 	if err != nil {
 		n.t.Fatal(err)
 	}

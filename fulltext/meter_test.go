@@ -1,0 +1,63 @@
+package fulltext
+
+import (
+	"testing"
+)
+
+// Indexes sharing a Meter add their caches' bytes, hits and misses to it, an eviction counts, and a closed
+// index takes its bytes off.
+func TestMeterSumsCaches(t *testing.T) {
+	m := NewMeter()
+	open := func(decoded int64) *Index {
+		ix, err := Open(t.TempDir(), Options{SettleAfter: -1, MaxSegmentsPerTier: 50, DenseMinPostings: 100,
+			DecodedPostingsMin: 1, DecodedPostingsCache: decoded, Meter: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		denseCorpus(t, ix, "big", "other")
+		ix.WaitPersisted()
+		return ix
+	}
+	a, b := open(64<<20), open(64<<20)
+	q := Query{UserID: "big", Text: "coffee morning", K: 6}
+	mustSearch(t, a, q)
+	misses := m.DecodedPostings.Misses()
+	if misses == 0 || m.DecodedPostings.Bytes() == 0 || m.UserPostings.Bytes() == 0 {
+		t.Fatalf("after a dense search: %d misses, %d decoded bytes, %d user bytes; want all above 0",
+			misses, m.DecodedPostings.Bytes(), m.UserPostings.Bytes())
+	}
+	one := m.Bytes()
+	mustSearch(t, a, q)
+	if m.DecodedPostings.Hits() == 0 || m.UserPostings.Hits() == 0 || m.DecodedPostings.Misses() != misses {
+		t.Errorf("the same search again: %d/%d hits, %d misses (%d before)", m.DecodedPostings.Hits(),
+			m.UserPostings.Hits(), m.DecodedPostings.Misses(), misses)
+	}
+	mustSearch(t, b, q)
+	if m.Bytes() != 2*one {
+		t.Errorf("two indexes holding the same: %d bytes, want %d", m.Bytes(), 2*one)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if m.Bytes() != one || m.DecodedPostings.Evictions() != 0 {
+		t.Errorf("one index closed: %d bytes (want %d), %d evictions (want 0)", m.Bytes(), one, m.DecodedPostings.Evictions())
+	}
+	a.decoded.add(termKey{1, "late"}, make([]uint64, 8)) // a search that was under way as the index closed
+	if m.Bytes() != one {
+		t.Errorf("a list kept after the close: %d bytes, want %d", m.Bytes(), one)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if m.Bytes() != 0 {
+		t.Errorf("both closed: %d bytes held", m.Bytes())
+	}
+
+	small := open(1 << 10) // room for no list: each one decoded is evicted by the next
+	for _, text := range []string{"coffee morning", "walk dinner", "paris lesson"} {
+		mustSearch(t, small, Query{UserID: "big", Text: text, K: 6})
+	}
+	if m.DecodedPostings.Bytes() > 1<<10 {
+		t.Errorf("%d decoded bytes, bound 1 KiB", m.DecodedPostings.Bytes())
+	}
+}
