@@ -274,7 +274,13 @@ func footprintAim() aimRow {
 		return r
 	}
 	bpm := kvs[len(kvs)-1]["bytes_per_memory"]
-	r.measured = strings.Join(parts, ", ") + fmt.Sprintf(" (%s bytes a memory; %s memories)", bpm, commas(kvs[0]["memories"]))
+	r.measured = strings.Join(parts, ", ") + fmt.Sprintf(" (%s bytes a memory; %s memories)", commas(bpm), commas(kvs[0]["memories"]))
+	// The phases are at rest; the high-water mark of the load says what a node writing without pause nears.
+	if hwm, ok := num(kvs[0], "hwm_mib"); ok {
+		if raw, ok := num(kvs[0], "raw_mib"); ok && raw > 0 {
+			r.measured += fmt.Sprintf("; peak while loading %.2f×", hwm/raw)
+		}
+	}
 	r.verdict = verdict(worst <= 2)
 	return r
 }
