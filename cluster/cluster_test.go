@@ -238,6 +238,34 @@ func TestMissingMemoryIsNotFoundOnEveryNode(t *testing.T) {
 	}
 }
 
+// A read forwarded to its shard's leader that gets no answer before the request's deadline (the leader busy, or
+// cut off) fails as a deadline passed, not as a shard without a leader.
+func TestForwardedReadTimeoutIsNotNoLeader(t *testing.T) {
+	c := makeCluster(t, 3, testConfig())
+	c.waitHealthy(c.nodes[0], 40*time.Second, "a healthy cluster")
+	shard, err := c.nodes[0].ShardFor(ctxFor(t, 30*time.Second), "slow-user")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var coord *testNode
+	for _, tn := range c.nodes {
+		if r, ok := tn.Replica(shard); !ok || !r.IsLeader() {
+			coord = tn
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	err = coord.onShard(ctx, shard, "search", false, func(context.Context, *Replica) error {
+		return errors.New("asked locally on a node that does not lead the shard")
+	}, func(ctx context.Context, _ string) error {
+		<-ctx.Done()
+		return &rpcError{Code: "unreachable", Message: ctx.Err().Error()}
+	})
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrNoLeader) {
+		t.Fatalf("a forwarded read past its deadline: %v; want the deadline, not ErrNoLeader", err)
+	}
+}
+
 // A node that stops right after its first join, before its meta state lists the members (here the cluster never
 // formed), still rejoins from what it remembers when restarted without --join.
 func TestRestartRejoinsBeforeTheClusterFormed(t *testing.T) {

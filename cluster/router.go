@@ -111,6 +111,11 @@ func (n *Node) onShard(ctx context.Context, shard uint32, op string, stale bool,
 			return mapOutcome(err)
 		}
 		if serr := sleepCtx(ctx, backoff); serr != nil {
+			if re := (*rpcError)(nil); errors.As(err, &re) && re.Code == "unreachable" && ctx.Err() != nil {
+				// The leader was asked and did not answer in time (busy, or cut off): not "no leader".
+				return fmt.Errorf("shard %d %s: no answer from the node leading it before the request's deadline: %w (last error: %v)",
+					shard, op, ctx.Err(), err)
+			}
 			return fmt.Errorf("shard %d %s: %w (last error: %v)", shard, op, ErrNoLeader, err)
 		}
 		backoff = min(2*backoff, 250*time.Millisecond)
