@@ -73,9 +73,11 @@ console-shots:
 test-short:
 	$(GO) test -short -count=1 ./...
 
-# Go benchmarks, the search peers (chromem-go, plain bleve, memory bandwidth) and 3-replica writes against
-# etcd, all in one run (~10 minutes); rewrites the peers section of docs/benchmarks.md and docs/search-latency.png.
-# Knobs: REPS (3), DUR (5s), GOBENCHTIME (100ms), SKIP_GOBENCH=1, SKIP_WRITES=1; results in bench/out/.
+# Every performance figure in one run (bench/run.sh says which): Go benchmarks, the search peers (chromem-go, plain
+# bleve, memory bandwidth), 3-replica writes against etcd, consolidation, the footprint and recovery at 1,000,000
+# memories, search at 100k through 3 nodes, LongMemEval; about 40 minutes at REPS=5. Rewrites the peers section of
+# docs/benchmarks.md (with the table of the performance aims) and its plots. Knobs: REPS (3), DUR (5s), SKIP_…
+# (bench/run.sh's header lists them); results in bench/out/.
 bench:
 	GO=$(GO) bench/run.sh
 

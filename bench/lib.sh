@@ -39,12 +39,16 @@ load_memories() {
   PREFIX=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["user_prefix"])' "$OUT/load-0.json")
   say "loaded $MEMORIES memories; waiting for the indexes to catch up"
   # A linearizable search waits for its shard leader's index; after a fast load that can take longer than a
-  # request may (memnode's 15 s), so ask until one answers.
-  local until=$((SECONDS + 600))
+  # request may (memnode's 15 s), so ask again while the answer is "unavailable" (503), for up to 10 minutes.
+  local deadline=$((SECONDS + 600))
   until $CTL --addr "$A" --timeout 60s search --user "${PREFIX}0" "warm up" >/dev/null 2>"$OUT/warmup.err"; do
-    [ $SECONDS -lt $until ] || { say "the indexes did not catch up in 10 minutes: $(cat "$OUT/warmup.err")"; return 1; }
+    if ! grep -q '503 unavailable' "$OUT/warmup.err" || [ $SECONDS -ge $deadline ]; then
+      say "the indexes did not catch up: $(cat "$OUT/warmup.err")"
+      return 1
+    fi
     sleep 1
   done
+  rm -f "$OUT/warmup.err"
 }
 
 # foreground TAG: 4 put clients and 4 search clients for DUR; reports in $OUT/put-TAG.json and search-TAG.json.

@@ -9,7 +9,8 @@
 # build's memnode and memctl (e.g. bin; the first's memctl loads and measures). Prints one line per run. Name the
 # oldest build first: the records are in the newest format the loading build writes, which an older build cannot
 # read (every search of it fails). With JSON_DIR set, each run's memctl report is kept there as
-# search-cCLIENTS-rROUND.json (make bench reads them; meant for one build).
+# search-cCLIENTS-rROUND.json (make bench reads them; meant for one build). BASE_PORT (7480) moves the nodes'
+# ports (scripts/cluster.sh); the script refuses to start where something answers already.
 set -u
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -18,9 +19,18 @@ for d in "$@"; do
   [ -x "$d/memnode" ] || { echo "$d: no memnode there" >&2; exit 2; }
 done
 CTL=$1/memctl
-ADDRS=http://127.0.0.1:7480,http://127.0.0.1:7490,http://127.0.0.1:7500
+BASE_PORT=${BASE_PORT:-7480}
+PORTS="$BASE_PORT $((BASE_PORT + 10)) $((BASE_PORT + 20))"
+ADDRS=http://127.0.0.1:$BASE_PORT,http://127.0.0.1:$((BASE_PORT + 10)),http://127.0.0.1:$((BASE_PORT + 20))
+for p in $PORTS; do
+  # A node already there (make run, a dev cluster) would answer for ours, and take the load.
+  if curl -s -o /dev/null "http://127.0.0.1:$p/readyz"; then
+    echo "127.0.0.1:$p is taken: stop what serves there or set BASE_PORT" >&2
+    exit 1
+  fi
+done
 DATA=$(mktemp -d)
-export DATA MEMNODE_EXTRA="--shards 16 --replicas 3 --gossip-profile local"
+export DATA BASE_PORT MEMNODE_EXTRA="--shards 16 --replicas 3 --gossip-profile local"
 stop_nodes() {
   scripts/cluster.sh stop
   while pgrep -f "data-dir $DATA" >/dev/null; do sleep 0.2; done
@@ -28,9 +38,11 @@ stop_nodes() {
 trap 'stop_nodes; rm -rf "$DATA"' EXIT
 start_nodes() { # build dir
   BIN=$1 scripts/cluster.sh start >/dev/null || { echo "$1: the cluster did not start; see $DATA/n*.log" >&2; exit 1; }
-  local p
-  for p in 7480 7490 7500; do
+  local p t=$((SECONDS + 300))
+  for p in $PORTS; do
     until curl -fsS "http://127.0.0.1:$p/metrics" 2>/dev/null | grep -q '^memcluster_replica_indexes_loading 0'; do
+      kill -0 $(cat "$DATA"/n*.pid) 2>/dev/null || { echo "$1: a node exited; see $DATA/n*.log" >&2; exit 1; }
+      [ $SECONDS -lt $t ] || { echo "$1: indexes still loading after 300 s; see $DATA/n*.log" >&2; exit 1; }
       sleep 0.5
     done
   done

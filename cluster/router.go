@@ -110,12 +110,13 @@ func (n *Node) onShard(ctx context.Context, shard uint32, op string, stale bool,
 		if err == nil || !retryable(err) {
 			return mapOutcome(err)
 		}
+		// The call itself ran into the request's deadline: the node asked (the leader, as far as this node
+		// knows) was busy or cut off, which is not a shard without a leader.
+		if re := (*rpcError)(nil); errors.As(err, &re) && re.Code == "unreachable" &&
+			errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("shard %d %s: %w before the node leading it answered (%s)", shard, op, ctx.Err(), re.Message)
+		}
 		if serr := sleepCtx(ctx, backoff); serr != nil {
-			if re := (*rpcError)(nil); errors.As(err, &re) && re.Code == "unreachable" && ctx.Err() != nil {
-				// The leader was asked and did not answer in time (busy, or cut off): not "no leader".
-				return fmt.Errorf("shard %d %s: no answer from the node leading it before the request's deadline: %w (last error: %v)",
-					shard, op, ctx.Err(), err)
-			}
 			return fmt.Errorf("shard %d %s: %w (last error: %v)", shard, op, ErrNoLeader, err)
 		}
 		backoff = min(2*backoff, 250*time.Millisecond)

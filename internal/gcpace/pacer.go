@@ -43,8 +43,9 @@ var ErrNoHeld = errors.New("gcpace: Options.Held is required")
 
 // Options configures a Pacer. Held is required; the other fields state their defaults.
 type Options struct {
-	// Held reports the bytes of the heap at rest: live, pointer-free, and not about to be freed (the vector
-	// rows of the node's shard indexes, Pebble's block cache and memtables).
+	// Held reports the bytes of the heap at rest: live and not about to be freed, mostly pointer-free (the
+	// vector rows of the node's shard indexes, Pebble's block cache and memtables, and the bounded full-text
+	// caches, whose entries stay from search to search).
 	Held func() int64
 	// Percent is the collector's headroom over the rest of the heap, as GOGC states it. Default: GOGC from the
 	// environment, else 100.
