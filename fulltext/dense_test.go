@@ -134,10 +134,10 @@ func TestDenseMatchesBleve(t *testing.T) {
 						}
 					}
 				}
-				if hits := ix.decoded.hits.Load(); (hits > 0) != (cache.name != "zap") {
+				if hits := ix.decoded.counts.Hits(); (hits > 0) != (cache.name != "zap") {
 					t.Errorf("%s: %d lists found decoded", cache.name, hits)
 				}
-				if evicted := ix.decoded.evicted; (evicted > 0) != (cache.name == "evicting") {
+				if evicted := ix.decoded.counts.Evictions(); (evicted > 0) != (cache.name == "evicting") {
 					t.Errorf("%s: %d lists evicted", cache.name, evicted)
 				}
 				if ix.decoded.bytes > ix.decoded.max {

@@ -2,7 +2,6 @@ package fulltext
 
 import (
 	"sync"
-	"sync/atomic"
 
 	lru "github.com/hashicorp/golang-lru/v2/simplelru"
 )
@@ -10,19 +9,17 @@ import (
 // boundedLRU holds values charged a size in bytes, the least recently used leaving once the charges pass max;
 // safe for concurrent use. The caches of an index (users' postings, decoded lists) are two of them.
 type boundedLRU[K comparable, V any] struct {
-	mu      sync.Mutex
-	lru     *lru.LRU[K, V]
-	size    func(K, V) uint64 // what an entry is charged: at least minSize
-	bytes   uint64            // what the entries are charged
-	evicted uint64            // entries pushed out by others
-	max     uint64            // 0: nothing is kept
-	hits    atomic.Uint64
-	counts  *CacheCounts // the same figures, summed over the indexes of a Meter
-	closed  bool         // emptied: nothing more is kept
+	mu     sync.Mutex
+	lru    *lru.LRU[K, V]
+	size   func(K, V) uint64 // what an entry is charged: at least minSize
+	bytes  uint64            // what the entries are charged
+	max    uint64            // 0: nothing is kept
+	counts *CacheCounts      // hits, misses, evictions and bytes, summed over the indexes of a Meter
+	closed bool              // emptied: nothing more is kept
 }
 
 // newBoundedLRU keeps entries up to maxBytes (none when 0 or less); every entry is charged at least minSize,
-// so the byte bound also bounds the count. Its figures add to counts (nil: counted nowhere else).
+// so the byte bound also bounds the count. Its figures add to counts (nil: counts of its own).
 func newBoundedLRU[K comparable, V any](maxBytes int64, minSize uint64, size func(K, V) uint64, counts *CacheCounts) *boundedLRU[K, V] {
 	if counts == nil {
 		counts = &CacheCounts{}
@@ -33,7 +30,6 @@ func newBoundedLRU[K comparable, V any](maxBytes int64, minSize uint64, size fun
 		c.bytes -= n
 		c.counts.bytes.Add(-int64(n))
 		if !c.closed {
-			c.evicted++
 			c.counts.evictions.Add(1)
 		}
 	})
@@ -46,7 +42,6 @@ func (c *boundedLRU[K, V]) get(k K) (V, bool) {
 	v, ok := c.lru.Get(k)
 	c.mu.Unlock()
 	if ok {
-		c.hits.Add(1)
 		c.counts.hits.Add(1)
 	} else {
 		c.counts.misses.Add(1)

@@ -48,8 +48,8 @@ func TestTermListsDecodeAndKeep(t *testing.T) {
 			}
 		}
 	}
-	if c.hits.Load() != 1 || c.lru.Len() != 1 {
-		t.Fatalf("%d hits, %d lists kept; want 1 and 1", c.hits.Load(), c.lru.Len())
+	if c.counts.Hits() != 1 || c.lru.Len() != 1 {
+		t.Fatalf("%d hits, %d lists kept; want 1 and 1", c.counts.Hits(), c.lru.Len())
 	}
 	if got, _ := newTermLists(1<<20, int(n)+1, nil).of(ss, term, n); got != nil {
 		t.Errorf("a list under the minimum was decoded")

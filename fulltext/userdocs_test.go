@@ -86,9 +86,9 @@ func TestUserPostingsCacheFollowsWritesAndMerges(t *testing.T) {
 		c.mu.Unlock()
 	}
 	files, _ := cached.Segments()
-	t.Logf("%d segments, %d entries of %d bytes cached, %d hits", files, cached.users.lru.Len(), cached.users.bytes, cached.users.hits.Load())
-	if cached.users.hits.Load() == 0 || cached.users.lru.Len() == 0 {
-		t.Errorf("the cache was not used: %d hits, %d entries", cached.users.hits.Load(), cached.users.lru.Len())
+	t.Logf("%d segments, %d entries of %d bytes cached, %d hits", files, cached.users.lru.Len(), cached.users.bytes, cached.users.counts.Hits())
+	if cached.users.counts.Hits() == 0 || cached.users.lru.Len() == 0 {
+		t.Errorf("the cache was not used: %d hits, %d entries", cached.users.counts.Hits(), cached.users.lru.Len())
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/memcluster/memcluster/storage"
 )
@@ -25,19 +26,7 @@ func TestDiskStatsExported(t *testing.T) {
 	}
 	reg := prometheus.NewRegistry()
 	registerDiskStats(reg, db)
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for _, f := range families {
-		m := f.GetMetric()[0]
-		if c := m.GetCounter(); c != nil {
-			got[f.GetName()] = c.GetValue()
-		} else {
-			got[f.GetName()] = m.GetGauge().GetValue()
-		}
-	}
+	got, families := gathered(t, reg)
 	if len(got) != 10 {
 		t.Errorf("%d series exported, want 10: %v", len(got), got)
 	}
@@ -55,4 +44,29 @@ func TestDiskStatsExported(t *testing.T) {
 			t.Errorf("%s is a %s", name, f.GetType())
 		}
 	}
+}
+
+// gathered is every series reg exports, by name, or by name/label value when the series has a label, counters
+// and gauges alike; and the families, for their types.
+func gathered(t *testing.T, reg *prometheus.Registry) (map[string]float64, []*dto.MetricFamily) {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			key := f.GetName()
+			if l := m.GetLabel(); len(l) > 0 {
+				key += "/" + l[0].GetValue()
+			}
+			v := m.GetGauge().GetValue()
+			if c := m.GetCounter(); c != nil {
+				v = c.GetValue()
+			}
+			got[key] = v
+		}
+	}
+	return got, families
 }

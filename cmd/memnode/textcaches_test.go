@@ -25,20 +25,7 @@ func TestTextCachesExported(t *testing.T) {
 	}
 	reg := prometheus.NewRegistry()
 	registerTextCaches(reg, m)
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for _, f := range families {
-		for _, s := range f.GetMetric() {
-			v := s.GetGauge().GetValue()
-			if c := s.GetCounter(); c != nil {
-				v = c.GetValue()
-			}
-			got[f.GetName()+"/"+s.GetLabel()[0].GetValue()] = v
-		}
-	}
+	got, _ := gathered(t, reg)
 	if len(got) != 8 {
 		t.Errorf("%d series, want 8 (4 per cache): %v", len(got), got)
 	}
