@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"testing"
@@ -152,6 +153,11 @@ var settle = flag.Bool("settle", true, "settle the full-text index after the loa
 // tenantOthers is the shard BenchmarkTenantIndependence fills around the small user: memories of how many users.
 var tenantOthers = flag.String("tenant-others", "200000/2000", "memories/users of other tenants beside the small user")
 
+// With -tenant-labels each side's searches carry the pprof label side=alone|beside, so that a -cpuprofile of
+// BenchmarkTenantIndependence tells them apart (go tool pprof -tagfocus side=beside). Off by default: the
+// labels cost each search a little.
+var tenantLabels = flag.Bool("tenant-labels", false, "label each side's searches for pprof (side=alone|beside)")
+
 // BenchmarkTenantIndependence searches a user with 200 memories in a shard that holds nothing else and in one that
 // also holds -tenant-others (default 200,000 memories of 2,000 users), the small user's memories interleaved
 // with theirs as writes arrive. The aim: the second within 1.2 × the first, p50 and p99.
@@ -174,11 +180,11 @@ func BenchmarkTenantIndependence(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			// Each goes first every other time: the second search finds the caches as the first left them.
 			if i%2 == 0 {
-				la = append(la, timeSearch(b, alone, qa[i%len(qa)]))
-				lb = append(lb, timeSearch(b, beside, qb[i%len(qb)]))
+				la = append(la, timeSide(b, "alone", alone, qa[i%len(qa)]))
+				lb = append(lb, timeSide(b, "beside", beside, qb[i%len(qb)]))
 			} else {
-				lb = append(lb, timeSearch(b, beside, qb[i%len(qb)]))
-				la = append(la, timeSearch(b, alone, qa[i%len(qa)]))
+				lb = append(lb, timeSide(b, "beside", beside, qb[i%len(qb)]))
+				la = append(la, timeSide(b, "alone", alone, qa[i%len(qa)]))
 			}
 		}
 		b.StopTimer()
@@ -272,6 +278,16 @@ func timeSearch(b *testing.B, f *fixture, q Query) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Since(start)
+}
+
+// timeSide is timeSearch, under the pprof label side when -tenant-labels is set.
+func timeSide(b *testing.B, side string, f *fixture, q Query) time.Duration {
+	if !*tenantLabels {
+		return timeSearch(b, f, q)
+	}
+	var d time.Duration
+	pprof.Do(context.Background(), pprof.Labels("side", side), func(context.Context) { d = timeSearch(b, f, q) })
+	return d
 }
 
 // percentiles sorts lat and returns its p50 and p99.
