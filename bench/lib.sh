@@ -76,12 +76,12 @@ ticks() {
 
 # settle PID...: waits until the processes are back near idle after a run: two seconds in a row under 0.4 of a
 # core, and at least SETTLE_MIN seconds (default 6: memnode builds the full-text batches a follower deferred up
-# to 5 s after a write), at most 60 s. Prints the seconds waited and the processes' ticks when it returned;
-# fails if one of them has exited.
+# to 5 s after a write), at most SETTLE_MAX (60) s. Prints the seconds waited and the processes' ticks when it
+# returned; fails if one of them has exited.
 settle() {
-  local quiet=0 waited=0 min=${SETTLE_MIN:-6} a b
+  local quiet=0 waited=0 min=${SETTLE_MIN:-6} max=${SETTLE_MAX:-60} a b
   a=$(ticks "$@") || return 1
-  while { [ $quiet -lt 2 ] || [ $waited -lt "$min" ]; } && [ $waited -lt 60 ]; do
+  while { [ $quiet -lt 2 ] || [ $waited -lt "$min" ]; } && [ $waited -lt "$max" ]; do
     sleep 1
     waited=$((waited + 1))
     b=$(ticks "$@") || return 1

@@ -12,6 +12,9 @@
 #      node, which forwards), etcd's to their member, which forwards to its leader; each side starts once the
 #      other is back near idle (bench/lib.sh's settle: memnode's deferred full-text batches fall in its own time)
 #                                                                                -> $OUT/{memcluster,etcd}-cN-rR.json
+#      then one SUSTAIN_DUR (120s) run at 64 clients a side, and how long each side took to be idle again
+#      (memnode's replicas defer full-text batches under a saturated write path) -> $OUT/{memcluster,etcd}-sustained-c64.json,
+#                                                                                   $OUT/sustained.txt
 #   3a. consolidation on the same memcluster: 16 clients appending SESSION_TURNS (20) turns and flushing, REPS
 #       runs open loop at SESSION_RATE (55) sessions/s in all, then one closed loop -> $OUT/session-rR.json
 #   3b. footprint: one memnode --dev holding FOOTPRINT_TARGET memories (1000000), RSS against raw bytes,
@@ -30,7 +33,7 @@
 # Ports: memcluster 27480-27502 (HTTP/raft/gossip per node), etcd 27510-27515, footprint 27600-27602,
 #        recovery 31540-31562, search 27700-27722, LongMemEval 27800.
 # Environment: OUT (bench/out), REPS (3), DUR (5s), GOBENCHTIME (100ms), SKIP_GOBENCH=1, SKIP_PEERS=1 (reuse $OUT/peers.json), SKIP_REPORT=1 (leave docs/ alone),
-#              SKIP_WRITES=1, WRITE_ROUTE (leader), SKIP_FOOTPRINT=1, FOOTPRINT_TARGET (1000000), SKIP_CATCHUP=1, CATCHUP_TARGET (1000000), SKIP_SESSIONS=1, SESSION_RATE (55), SESSION_TURNS (20), SKIP_SEARCH=1, SKIP_LONGMEMEVAL=1, LONGMEMEVAL_FILE, WRITE_CLIENTS ("1 16 64"), TENANT_OTHERS (memories/users beside the small user, 1000000/10000: the aim's case, about 2.5 minutes a repetition).
+#              SKIP_WRITES=1, WRITE_ROUTE (leader), SKIP_SUSTAINED=1, SUSTAIN_DUR (120s), SKIP_FOOTPRINT=1, FOOTPRINT_TARGET (1000000), SKIP_CATCHUP=1, CATCHUP_TARGET (1000000), SKIP_SESSIONS=1, SESSION_RATE (55), SESSION_TURNS (20), SKIP_SEARCH=1, SKIP_LONGMEMEVAL=1, LONGMEMEVAL_FILE, WRITE_CLIENTS ("1 16 64"), TENANT_OTHERS (memories/users beside the small user, 1000000/10000: the aim's case, about 2.5 minutes a repetition).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh # ticks, settle
@@ -143,6 +146,27 @@ if [ -z "${SKIP_WRITES:-}" ]; then
       say "etcd clients=$c rep=$r: $(summary "$OUT/etcd-c$c-r$r.json") (idle again after ${s%% *}s)"
     done
   done
+  # Sustained: one long run at 64 clients a side. memnode's replicas build their full-text batches at a lower
+  # priority than the write path and defer them under a saturated one, so a DUR run measures a burst whose
+  # indexing falls after it; over SUSTAIN_DUR the deferred work competes with the puts, and how long the nodes
+  # take to be idle again after it (up to 10 minutes) is how far their indexes had fallen behind.
+  rm -f "$OUT"/memcluster-sustained-c*.json "$OUT"/etcd-sustained-c*.json "$OUT"/memcluster-sustained-c*.err "$OUT/sustained.txt"
+  if [ -z "${SKIP_SUSTAINED:-}" ]; then
+    sd=${SUSTAIN_DUR:-120s}
+    "$CTL" -o json bench write --clients 64 --duration "$sd" --route "${WRITE_ROUTE:-leader}" --addr-list "$ADDRS" \
+      >"$OUT/memcluster-sustained-c64.json" 2>"$OUT/memcluster-sustained-c64.err" || say "memcluster sustained run failed: $(tail -1 "$OUT/memcluster-sustained-c64.err")"
+    s=$(SETTLE_MAX=600 settle "${MEMPIDS[@]}") || { echo "a memnode exited; see $OUT/memdata/n*.log" >&2; exit 1; }
+    say "memcluster sustained, 64 clients for $sd: $(summary "$OUT/memcluster-sustained-c64.json") (idle again after ${s%% *}s)"
+    line="sustained: clients=64 duration=$sd memcluster_idle_after_s=${s%% *}"
+    if [ -n "$ETCD" ]; then
+      "$OUT/bin/etcdpeer" load --endpoints 127.0.0.1:27510,127.0.0.1:27512,127.0.0.1:27514 \
+        --clients 64 --duration "$sd" --warmup 1s --size 200 >"$OUT/etcd-sustained-c64.json"
+      s=$(SETTLE_MIN=0 SETTLE_MAX=600 settle "$ETCDPID") || { echo "etcdpeer exited; see $OUT/etcd.log" >&2; exit 1; }
+      say "etcd sustained, 64 clients for $sd: $(summary "$OUT/etcd-sustained-c64.json") (idle again after ${s%% *}s)"
+      line+=" etcd_idle_after_s=${s%% *}"
+    fi
+    echo "$line" >"$OUT/sustained.txt"
+  fi
   # Consolidation: 16 clients each appending SESSION_TURNS (20) turns and flushing, open loop at SESSION_RATE
   # (55) sessions a second in all (1,100 messages/s asked: memctl divides by the run's whole time, the last
   # requests' tail included, so the aim's 1,000 needs a margin); then once closed loop (as fast as the cluster goes).

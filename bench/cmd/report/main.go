@@ -252,6 +252,17 @@ func main() {
 		w("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s; %s |\n", c, f(mo), f(mp50), f(mp99), f(eo), f(ep50), f(ep99),
 			ratio(mo, eo), ratio(mp99, ep99), runs(m, mErr), runs(e, eErr))
 	}
+	if m, _ := readJSONs[Write]("memcluster-sustained-c64.json"); len(m) > 0 {
+		e, _ := readJSONs[Write]("etcd-sustained-c64.json")
+		var eo, ep50, ep99 float64
+		if len(e) > 0 {
+			eo, ep50, ep99 = summary(e)
+		}
+		haveWrites = true
+		w("| 64, sustained (%s; one run a side) | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", sustainedDuration(),
+			f(m[0].OpsPerS), f(m[0].LatencyMs.P50), f(m[0].LatencyMs.P99), f(eo), f(ep50), f(ep99),
+			ratio(m[0].OpsPerS, eo), ratio(m[0].LatencyMs.P99, ep99), sustainedIdle())
+	}
 	if !haveWrites {
 		w("| – | not run in this pass | | | | | | | | |\n")
 	}
