@@ -47,6 +47,9 @@ OUT=$(cd "$OUT" && pwd)
 T0=$(date +%s)
 echo "$T0" >"$OUT/started" # the report marks figures older than this run (a part skipped here) as such
 say() { echo "[bench $(($(date +%s) - T0))s] $*" >&2; }
+# made PART: records when this run measured PART (made/PART, Unix seconds), which the report reads to date a part
+# a later run skipped; files' times would not do, since a clone of the repository gives every file its own.
+made() { mkdir -p "$OUT/made" && date +%s >"$OUT/made/$1"; }
 
 PIDS=()
 cleanup() {
@@ -57,6 +60,7 @@ trap cleanup EXIT
 
 # 1. Go benchmarks (the package benchmarks; figures land in the report's Go-benchmark table).
 if [ -z "${SKIP_GOBENCH:-}" ]; then
+  made gobench
   say "go benchmarks (benchtime $GOBENCHTIME)"
   $GO test -run '^$' -bench . -benchmem -benchtime "$GOBENCHTIME" ./vector/ ./fulltext/ ./raftstore/ >"$OUT/gobench.txt"
   say "shard-side search at 100k memories of one user (BenchmarkShardSearch, pipeline)"
@@ -71,6 +75,7 @@ fi
 # The report needs peers.json: SKIP_PEERS reuses one, and runs the peers when there is none unless the report is
 # skipped too.
 if [ -z "${SKIP_PEERS:-}" ] || { [ ! -f "$OUT/peers.json" ] && [ -z "${SKIP_REPORT:-}" ]; }; then
+  made peers
   say "search peers (bench/cmd/peers -reps $REPS)"
   $GO build -o "$OUT/peers" ./bench/cmd/peers
   "$OUT/peers" -reps "$REPS" -tmp "$OUT/tmp" -out "$OUT/peers.json"
@@ -88,6 +93,7 @@ build_bins() {
 
 # 3. Replicated writes, then consolidation on the same cluster.
 if [ -z "${SKIP_WRITES:-}" ]; then
+  made writes
   build_bins
   say "building etcdpeer"
   rm -f "$OUT/etcd-error.txt"
@@ -150,8 +156,9 @@ if [ -z "${SKIP_WRITES:-}" ]; then
   # priority than the write path and defer them under a saturated one, so a DUR run measures a burst whose
   # indexing falls after it; over SUSTAIN_DUR the deferred work competes with the puts, and how long the nodes
   # take to be idle again after it (up to 10 minutes) is how far their indexes had fallen behind.
-  rm -f "$OUT"/memcluster-sustained-c*.json "$OUT"/etcd-sustained-c*.json "$OUT"/memcluster-sustained-c*.err "$OUT/sustained.txt"
   if [ -z "${SKIP_SUSTAINED:-}" ]; then
+    made sustained
+    rm -f "$OUT"/memcluster-sustained-c*.json "$OUT"/etcd-sustained-c*.json "$OUT"/memcluster-sustained-c*.err "$OUT/sustained.txt"
     sd=${SUSTAIN_DUR:-120s}
     "$CTL" -o json bench write --clients 64 --duration "$sd" --route "${WRITE_ROUTE:-leader}" --addr-list "$ADDRS" \
       >"$OUT/memcluster-sustained-c64.json" 2>"$OUT/memcluster-sustained-c64.err" || say "memcluster sustained run failed: $(tail -1 "$OUT/memcluster-sustained-c64.err")"
@@ -170,8 +177,9 @@ if [ -z "${SKIP_WRITES:-}" ]; then
   # Consolidation: 16 clients each appending SESSION_TURNS (20) turns and flushing, open loop at SESSION_RATE
   # (55) sessions a second in all (1,100 messages/s asked: memctl divides by the run's whole time, the last
   # requests' tail included, so the aim's 1,000 needs a margin); then once closed loop (as fast as the cluster goes).
-  rm -f "$OUT"/session-*.json "$OUT"/session-*.err
   if [ -z "${SKIP_SESSIONS:-}" ]; then
+    made sessions
+    rm -f "$OUT"/session-*.json "$OUT"/session-*.err # a skipped part keeps its last figures, which the report dates
     ssummary() { jq -r '"\(.messages_per_s|floor) messages/s flush p50=\(.flush_latency_ms.p50) p99=\(.flush_latency_ms.p99) errors=\(.errors)"' "$1" 2>/dev/null || echo '?'; }
     for r in $(seq 1 "$REPS") closed; do
       rate=${SESSION_RATE:-55}
@@ -189,6 +197,7 @@ fi
 
 # 3b. Footprint.
 if [ -z "${SKIP_FOOTPRINT:-}" ]; then
+  made footprint
   say "footprint at ${FOOTPRINT_TARGET:-1000000} memories (bench/footprint.sh)"
   OUT="$OUT/footprint" TARGET="${FOOTPRINT_TARGET:-1000000}" bench/footprint.sh
   rm -rf "$OUT/footprint/data"
@@ -196,6 +205,7 @@ fi
 
 # 3c. Recovery under load.
 if [ -z "${SKIP_CATCHUP:-}" ]; then
+  made catchup
   say "recovery under load at ${CATCHUP_TARGET:-1000000} memories (bench/catchup.sh)"
   mkdir -p "$OUT/catchup"
   OUT="$OUT/catchup" TARGET="${CATCHUP_TARGET:-1000000}" LOAD=60s bench/catchup.sh | tee "$OUT/catchup/catchup.txt"
@@ -205,6 +215,7 @@ fi
 # 3d. Search at 100k memories of one user through a 3-node cluster (bench/search-ab.sh with this build alone:
 # loaded once, then REPS rounds of a restart and 1 and 8 clients for 10 s).
 if [ -z "${SKIP_SEARCH:-}" ]; then
+  made search
   build_bins
   say "search at 100k memories of one user, 3 nodes (bench/search-ab.sh, ports 27700-27722)"
   rm -rf "$OUT/search" && mkdir -p "$OUT/search"
@@ -215,6 +226,7 @@ fi
 # 3e. LongMemEval's query latency: REPS evals, each on a fresh memnode --dev (bench/longmemeval-ab.sh).
 LME=${LONGMEMEVAL_FILE:-../shared/data/longmemeval/longmemeval-s-dev60.json}
 if [ -z "${SKIP_LONGMEMEVAL:-}" ]; then
+  made longmemeval
   rm -rf "$OUT/longmemeval"
   if [ -f "$LME" ]; then
     build_bins

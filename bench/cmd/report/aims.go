@@ -127,16 +127,26 @@ func aims(peers Peers) []aimRow {
 	return rows
 }
 
-// older says when the files matching patterns (under the results directory) were made, if before this run started
-// (bench/run.sh writes its start to "started"); "" when they are this run's or the start is unknown.
-func older(patterns ...string) string {
-	b, err := os.ReadFile(filepath.Join(*in, "started"))
-	if err != nil {
+// older says when part of make bench was measured, if before this run started (bench/run.sh writes its start to
+// "started"); "" when it is this run's or the start is unknown. The part's time is madeAt's: what bench/run.sh
+// recorded in made/PART, else the files' times (which a clone of the repository resets).
+func older(part string, patterns ...string) string {
+	start, ok := unixFile("started")
+	if !ok {
 		return ""
 	}
-	sec, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	if err != nil {
+	t := madeAt(part, patterns...)
+	if t.IsZero() || !t.Before(start) {
 		return ""
+	}
+	return fmt.Sprintf(" — from an earlier run (%s)", t.UTC().Format("2006-01-02 15:04 UTC"))
+}
+
+// madeAt is when bench/run.sh measured part (made/PART), or for results from before those records the newest of
+// the files matching patterns under the results directory; zero when neither is known.
+func madeAt(part string, patterns ...string) time.Time {
+	if t, ok := unixFile(filepath.Join("made", part)); ok {
+		return t
 	}
 	var t time.Time
 	for _, p := range patterns {
@@ -144,10 +154,20 @@ func older(patterns ...string) string {
 			t = nt
 		}
 	}
-	if t.IsZero() || !t.Before(time.Unix(sec, 0)) {
-		return ""
+	return t
+}
+
+// unixFile reads a time that bench/run.sh wrote (Unix seconds) into name, under the results directory.
+func unixFile(name string) (time.Time, bool) {
+	b, err := os.ReadFile(filepath.Join(*in, name))
+	if err != nil {
+		return time.Time{}, false
 	}
-	return fmt.Sprintf(" — from an earlier run (%s)", t.UTC().Format("2006-01-02 15:04 UTC"))
+	sec, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(sec, 0), true
 }
 
 // runsOf says how many runs a figure rests on, and how many of the files there were did not hold a result.
@@ -175,7 +195,7 @@ func writeAims() []aimRow {
 		if mErr != nil || eErr != nil {
 			r.measured += " (some runs hold no result)"
 		}
-		r.measured += older(fmt.Sprintf("memcluster-c%d-r*.json", c))
+		r.measured += older("writes", fmt.Sprintf("memcluster-c%d-r*.json", c))
 		r.verdict = verdict(ok(tp, p99) && errs == 0)
 		return r
 	}
@@ -232,7 +252,7 @@ func sustainedAim() aimRow {
 	if kv["memcluster_idle_after_s"] != "" {
 		r.measured += "; " + sustainedIdle()
 	}
-	r.measured += older("memcluster-sustained-c64.json")
+	r.measured += older("sustained", "memcluster-sustained-c64.json")
 	r.verdict = verdict(tp >= 0.5 && p99 <= 3 && m[0].Errors == 0)
 	return r
 }
@@ -249,7 +269,7 @@ func searchAims(peers Peers) []aimRow {
 	if m := benchMetrics(filepath.Join(*in, "shardsearch.txt"), "ShardSearch/memories=100k"); len(m["p99-ms"]) > 0 {
 		p := median(m["p99-ms"])
 		shard.measured = fmt.Sprintf("p99 %s ms (p50 %s), %s", f(p), f(median(m["p50-ms"])), runsOf(len(m["p99-ms"]), len(m["p99-ms"]))) +
-			older("shardsearch.txt")
+			older("gobench", "shardsearch.txt")
 		shard.verdict = verdict(p < 10)
 	}
 	rows := []aimRow{shard}
@@ -264,7 +284,7 @@ func searchAims(peers Peers) []aimRow {
 			ops, p50, p99 := summary(ws)
 			n := errorsOf(ws)
 			r.measured = fmt.Sprintf("p99 %s ms (p50 %s, %s searches/s), %s, %d errors", f(p99), f(p50), f(ops),
-				runsOf(len(ws), files), n) + older(pattern)
+				runsOf(len(ws), files), n) + older("search", pattern)
 			r.verdict = verdict(p99 < c.limit && n == 0)
 		}
 		rows = append(rows, r)
@@ -273,7 +293,7 @@ func searchAims(peers Peers) []aimRow {
 	for _, c := range peers.BM25 {
 		if c.N == 100000 {
 			o, b := p50(c.Engines["ours"]), p50(c.Engines["bleve"])
-			bm.measured = fmt.Sprintf("%.2f× (%s against %s ms)", o/b, f(o), f(b)) + older("peers.json")
+			bm.measured = fmt.Sprintf("%.2f× (%s against %s ms)", o/b, f(o), f(b)) + older("peers", "peers.json")
 			bm.verdict = verdict(o <= 1.2*b)
 		}
 	}
@@ -298,7 +318,7 @@ func longMemEvalAim() aimRow {
 	}
 	if len(p50s) > 0 {
 		p := median(p50s)
-		r.measured = fmt.Sprintf("p50 %s ms (p99 %s), %s", f(p), f(median(p99s)), runsOf(len(p50s), files)) + older(pattern)
+		r.measured = fmt.Sprintf("p50 %s ms (p99 %s), %s", f(p), f(median(p99s)), runsOf(len(p50s), files)) + older("longmemeval", pattern)
 		r.verdict = verdict(p <= 10)
 	}
 	return r
@@ -318,7 +338,7 @@ func tenantAim() aimRow {
 	a, b := median(m["ratio-p50"]), median(m["ratio-p99"])
 	others := tenantOthers(path)
 	r.measured = fmt.Sprintf("p50 %.2f×, p99 %.2f× (alone p50 %s ms), %s, beside %s memories", a, b,
-		f(median(m["alone-p50-ms"])), runsOf(len(m["ratio-p50"]), len(m["ratio-p50"])), commas(strconv.Itoa(others))) + older("tenant.txt")
+		f(median(m["alone-p50-ms"])), runsOf(len(m["ratio-p50"]), len(m["ratio-p50"])), commas(strconv.Itoa(others))) + older("gobench", "tenant.txt")
 	if others >= aimScale {
 		r.verdict = verdict(a <= 1.2 && b <= 1.2)
 	}
@@ -359,7 +379,7 @@ func sessionAim() aimRow {
 	if closed, _ := readJSONs[Session]("session-rclosed.json"); len(closed) > 0 {
 		r.measured += fmt.Sprintf("; closed loop %s messages/s, p99 %s ms", f(closed[0].MessagesPerS), f(closed[0].Flush.P99))
 	}
-	r.measured += older(pattern)
+	r.measured += older("sessions", pattern)
 	r.verdict = verdict(m >= 1000 && p < 100 && errs == 0)
 	return r
 }
@@ -378,7 +398,7 @@ func recoveryAim() aimRow {
 		return r
 	}
 	r.measured = fmt.Sprintf("ready %.1f s, catch-up p99 %.2f× (%s memories, one run)", ready, ratio, commas(kv["memories"])) +
-		older("catchup/catchup.txt")
+		older("catchup", "catchup/catchup.txt")
 	if mem >= aimScale {
 		r.verdict = verdict(ready < 5 && ratio <= 2)
 	}
@@ -415,7 +435,7 @@ func footprintAim() aimRow {
 			r.measured += fmt.Sprintf("; peak while loading %.2f×", hwm/raw)
 		}
 	}
-	r.measured += older("footprint/footprint.txt")
+	r.measured += older("footprint", "footprint/footprint.txt")
 	if mem >= aimScale {
 		r.verdict = verdict(worstX <= 2)
 	}

@@ -215,7 +215,7 @@ func main() {
 
 	// (c) writes.
 	w("### (c) 3-replica acknowledged writes: memcluster vs etcd\n\n")
-	if when := newest(filepath.Join(*in, "memcluster-c*-r*.json")); !when.IsZero() {
+	if when := madeAt("writes", "memcluster-c*-r*.json"); !when.IsZero() {
 		w("Measured %s (the write runs can be repeated apart from the rest: `SKIP_GOBENCH=1 SKIP_PEERS=1 bench/run.sh`).\n", when.UTC().Format("2006-01-02 15:04 UTC"))
 	}
 	w("*memcluster*: three `memnode` processes (`make build`; `--bootstrap-expect 3 --join --gossip-profile local`, 16 shards ×\n")
