@@ -163,7 +163,7 @@ func main() {
 	w("engines run back to back in a rotating order. Ratios are ours ÷ peer: below 1 means our latency is lower, above 1\n")
 	w("means our throughput is higher. Raw JSON: `bench/out/`. The machine is a shared 2-vCPU VM, whose kind changed between sessions (the dated sections name it).\n\n")
 	w("```sh\nmake bench                                   # everything below (Go benchmarks, peers, memcluster vs etcd, this section, the PNG)\n")
-	w("REPS=%d DUR=%s GOBENCHTIME=%s bench/run.sh   # the same with its knobs (SKIP_GOBENCH, SKIP_PEERS, SKIP_WRITES, SKIP_SESSIONS, SKIP_FOOTPRINT, SKIP_CATCHUP, SKIP_SEARCH, SKIP_LONGMEMEVAL =1 skip parts)\n", *reps, *dur, *gobenchtime)
+	w("REPS=%d DUR=%s GOBENCHTIME=%s bench/run.sh   # the same with its knobs (SKIP_GOBENCH, SKIP_PEERS, SKIP_WRITES, SKIP_SUSTAINED, SKIP_SESSIONS, SKIP_FOOTPRINT, SKIP_CATCHUP, SKIP_SEARCH, SKIP_LONGMEMEVAL =1 skip parts)\n", *reps, *dur, *gobenchtime)
 	w("go run ./bench/cmd/peers -reps %d -out peers.json   # (a) and (b) alone\n```\n\n", *reps)
 	writeAimsTable(w, peers)
 
