@@ -74,8 +74,9 @@ test-short:
 	$(GO) test -short -count=1 ./...
 
 # Every performance figure in one run (bench/run.sh says which): Go benchmarks, the search peers (chromem-go, plain
-# bleve, memory bandwidth), 3-replica writes against etcd, consolidation, the footprint and recovery at 1,000,000
-# memories, search at 100k through 3 nodes, LongMemEval; about 40 minutes at REPS=5. Rewrites the peers section of
+# bleve, memory bandwidth), 3-replica writes against etcd in 5 s bursts and one sustained 120 s run a side,
+# consolidation, the footprint and recovery at 1,000,000 memories, search at 100k through 3 nodes, LongMemEval;
+# about 45 minutes at REPS=5. Rewrites the peers section of
 # docs/benchmarks.md (with the table of the performance aims) and its plots. Knobs: REPS (3), DUR (5s), SKIP_…
 # (bench/run.sh's header lists them); results in bench/out/.
 bench:

@@ -12,11 +12,11 @@
 #      node, which forwards), etcd's to their member, which forwards to its leader; each side starts once the
 #      other is back near idle (bench/lib.sh's settle: memnode's deferred full-text batches fall in its own time)
 #                                                                                -> $OUT/{memcluster,etcd}-cN-rR.json
-#      then one SUSTAIN_DUR (120s) run at 64 clients a side, and how long each side took to be idle again
-#      (memnode's replicas defer full-text batches under a saturated write path) -> $OUT/{memcluster,etcd}-sustained-c64.json,
-#                                                                                   $OUT/sustained.txt
 #   3a. consolidation on the same memcluster: 16 clients appending SESSION_TURNS (20) turns and flushing, REPS
 #       runs open loop at SESSION_RATE (55) sessions/s in all, then one closed loop -> $OUT/session-rR.json
+#   3s. then, on the same clusters, one SUSTAIN_DUR (120s) run at 64 clients a side, and how long each side stayed
+#       busy after it (memnode's replicas defer full-text batches under a saturated write path; a DUR run is a
+#       burst)                                             -> $OUT/{memcluster,etcd}-sustained-c64.json, $OUT/sustained.txt
 #   3b. footprint: one memnode --dev holding FOOTPRINT_TARGET memories (1000000), RSS against raw bytes,
 #       after the load and after a restart (bench/footprint.sh)                   -> $OUT/footprint/footprint.txt
 #   3c. recovery under load: 3 memnode processes holding CATCHUP_TARGET memories (1000000), one SIGKILLed for
@@ -47,9 +47,21 @@ OUT=$(cd "$OUT" && pwd)
 T0=$(date +%s)
 echo "$T0" >"$OUT/started" # the report marks figures older than this run (a part skipped here) as such
 say() { echo "[bench $(($(date +%s) - T0))s] $*" >&2; }
-# made PART: records when this run measured PART (made/PART, Unix seconds), which the report reads to date a part
-# a later run skipped; files' times would not do, since a clone of the repository gives every file its own.
-made() { mkdir -p "$OUT/made" && date +%s >"$OUT/made/$1"; }
+# begin PART ... made PART: records when this run measured PART (made/PART: when it began, Unix seconds), once PART
+# has finished, so a part cut short leaves the last complete one's date; the report reads it to date a part a later
+# run skipped. Files' times would not do, since a clone of the repository gives every file its own.
+declare -A BEGUN=()
+begin() { BEGUN[$1]=$(date +%s); }
+made() { mkdir -p "$OUT/made" && echo "${BEGUN[$1]}" >"$OUT/made/$1"; }
+# busy_after NAME WAITED CAP: what settle's WAITED seconds say of NAME's processes after a run, as key=value: the
+# seconds they stayed busy (settle's two quiet seconds taken off) and, when settle gave up at CAP, still_busy=1.
+busy_after() {
+  local b=$(($2 - 2))
+  [ $b -ge 0 ] || b=0
+  echo -n "$1_busy_after_s=$b"
+  [ "$2" -lt "$3" ] || echo -n " $1_still_busy=1"
+  echo
+}
 
 PIDS=()
 cleanup() {
@@ -60,7 +72,7 @@ trap cleanup EXIT
 
 # 1. Go benchmarks (the package benchmarks; figures land in the report's Go-benchmark table).
 if [ -z "${SKIP_GOBENCH:-}" ]; then
-  made gobench
+  begin gobench
   say "go benchmarks (benchtime $GOBENCHTIME)"
   $GO test -run '^$' -bench . -benchmem -benchtime "$GOBENCHTIME" ./vector/ ./fulltext/ ./raftstore/ >"$OUT/gobench.txt"
   say "shard-side search at 100k memories of one user (BenchmarkShardSearch, pipeline)"
@@ -69,16 +81,18 @@ if [ -z "${SKIP_GOBENCH:-}" ]; then
   say "tenant independence (${TENANT_OTHERS:-1000000/10000} other memories/users)"
   $GO test -run '^$' -bench TenantIndependence -benchtime 5000x -count "$REPS" -timeout 60m ./retrieval/ \
     -args -tenant-others="${TENANT_OTHERS:-1000000/10000}" >"$OUT/tenant.txt"
+  made gobench
 fi
 
 # 2. Search peers, in one process.
 # The report needs peers.json: SKIP_PEERS reuses one, and runs the peers when there is none unless the report is
 # skipped too.
 if [ -z "${SKIP_PEERS:-}" ] || { [ ! -f "$OUT/peers.json" ] && [ -z "${SKIP_REPORT:-}" ]; }; then
-  made peers
+  begin peers
   say "search peers (bench/cmd/peers -reps $REPS)"
   $GO build -o "$OUT/peers" ./bench/cmd/peers
   "$OUT/peers" -reps "$REPS" -tmp "$OUT/tmp" -out "$OUT/peers.json"
+  made peers
 fi
 
 # build_bins: memnode and memctl into $OUT/bin, once (a stable copy: bin/ is shared with other work).
@@ -93,7 +107,7 @@ build_bins() {
 
 # 3. Replicated writes, then consolidation on the same cluster.
 if [ -z "${SKIP_WRITES:-}" ]; then
-  made writes
+  begin writes
   build_bins
   say "building etcdpeer"
   rm -f "$OUT/etcd-error.txt"
@@ -152,33 +166,12 @@ if [ -z "${SKIP_WRITES:-}" ]; then
       say "etcd clients=$c rep=$r: $(summary "$OUT/etcd-c$c-r$r.json") (idle again after ${s%% *}s)"
     done
   done
-  # Sustained: one long run at 64 clients a side. memnode's replicas build their full-text batches at a lower
-  # priority than the write path and defer them under a saturated one, so a DUR run measures a burst whose
-  # indexing falls after it; over SUSTAIN_DUR the deferred work competes with the puts, and how long the nodes
-  # take to be idle again after it (up to 10 minutes) is how far their indexes had fallen behind.
-  if [ -z "${SKIP_SUSTAINED:-}" ]; then
-    made sustained
-    rm -f "$OUT"/memcluster-sustained-c*.json "$OUT"/etcd-sustained-c*.json "$OUT"/memcluster-sustained-c*.err "$OUT/sustained.txt"
-    sd=${SUSTAIN_DUR:-120s}
-    "$CTL" -o json bench write --clients 64 --duration "$sd" --route "${WRITE_ROUTE:-leader}" --addr-list "$ADDRS" \
-      >"$OUT/memcluster-sustained-c64.json" 2>"$OUT/memcluster-sustained-c64.err" || say "memcluster sustained run failed: $(tail -1 "$OUT/memcluster-sustained-c64.err")"
-    s=$(SETTLE_MAX=600 settle "${MEMPIDS[@]}") || { echo "a memnode exited; see $OUT/memdata/n*.log" >&2; exit 1; }
-    say "memcluster sustained, 64 clients for $sd: $(summary "$OUT/memcluster-sustained-c64.json") (idle again after ${s%% *}s)"
-    line="sustained: clients=64 duration=$sd memcluster_idle_after_s=${s%% *}"
-    if [ -n "$ETCD" ]; then
-      "$OUT/bin/etcdpeer" load --endpoints 127.0.0.1:27510,127.0.0.1:27512,127.0.0.1:27514 \
-        --clients 64 --duration "$sd" --warmup 1s --size 200 >"$OUT/etcd-sustained-c64.json"
-      s=$(SETTLE_MIN=0 SETTLE_MAX=600 settle "$ETCDPID") || { echo "etcdpeer exited; see $OUT/etcd.log" >&2; exit 1; }
-      say "etcd sustained, 64 clients for $sd: $(summary "$OUT/etcd-sustained-c64.json") (idle again after ${s%% *}s)"
-      line+=" etcd_idle_after_s=${s%% *}"
-    fi
-    echo "$line" >"$OUT/sustained.txt"
-  fi
+  made writes
   # Consolidation: 16 clients each appending SESSION_TURNS (20) turns and flushing, open loop at SESSION_RATE
   # (55) sessions a second in all (1,100 messages/s asked: memctl divides by the run's whole time, the last
   # requests' tail included, so the aim's 1,000 needs a margin); then once closed loop (as fast as the cluster goes).
   if [ -z "${SKIP_SESSIONS:-}" ]; then
-    made sessions
+    begin sessions
     rm -f "$OUT"/session-*.json "$OUT"/session-*.err # a skipped part keeps its last figures, which the report dates
     ssummary() { jq -r '"\(.messages_per_s|floor) messages/s flush p50=\(.flush_latency_ms.p50) p99=\(.flush_latency_ms.p99) errors=\(.errors)"' "$1" 2>/dev/null || echo '?'; }
     for r in $(seq 1 "$REPS") closed; do
@@ -190,6 +183,32 @@ if [ -z "${SKIP_WRITES:-}" ]; then
       s=$(settle "${MEMPIDS[@]}") || { echo "a memnode exited; see $OUT/memdata/n*.log" >&2; exit 1; }
       say "consolidation rep=$r rate=$rate: $(ssummary "$OUT/session-r$r.json") (idle again after ${s%% *}s)"
     done
+    made sessions
+  fi
+  # Sustained: one long run at 64 clients a side, after the sessions (it leaves the cluster holding its puts).
+  # memnode's replicas build their full-text batches at a lower priority than the write path and defer them under
+  # a saturated one, so a DUR run measures a burst whose indexing falls after it; over SUSTAIN_DUR that work, the
+  # compactions and the collector's marking of what the nodes hold compete with the puts. How long each side
+  # stays busy after its run (settle's two quiet seconds taken off; up to 10 minutes, then "still busy") goes to
+  # sustained.txt.
+  if [ -z "${SKIP_SUSTAINED:-}" ]; then
+    begin sustained
+    rm -f "$OUT"/memcluster-sustained-c*.json "$OUT"/etcd-sustained-c*.json "$OUT"/memcluster-sustained-c*.err "$OUT/sustained.txt"
+    sd=${SUSTAIN_DUR:-120s}
+    "$CTL" -o json bench write --clients 64 --duration "$sd" --route "${WRITE_ROUTE:-leader}" --addr-list "$ADDRS" \
+      >"$OUT/memcluster-sustained-c64.json" 2>"$OUT/memcluster-sustained-c64.err" || say "memcluster sustained run failed: $(tail -1 "$OUT/memcluster-sustained-c64.err")"
+    s=$(SETTLE_MAX=600 settle "${MEMPIDS[@]}") || { echo "a memnode exited; see $OUT/memdata/n*.log" >&2; exit 1; }
+    say "memcluster sustained, 64 clients for $sd: $(summary "$OUT/memcluster-sustained-c64.json") (idle again after ${s%% *}s)"
+    mbusy=$(busy_after memcluster "${s%% *}" 600)
+    echo "sustained: clients=64 duration=$sd $mbusy" >"$OUT/sustained.txt"
+    if [ -n "$ETCD" ]; then
+      "$OUT/bin/etcdpeer" load --endpoints 127.0.0.1:27510,127.0.0.1:27512,127.0.0.1:27514 \
+        --clients 64 --duration "$sd" --warmup 1s --size 200 >"$OUT/etcd-sustained-c64.json" || say "etcd sustained run failed"
+      s=$(SETTLE_MIN=0 SETTLE_MAX=600 settle "$ETCDPID") || { echo "etcdpeer exited; see $OUT/etcd.log" >&2; exit 1; }
+      say "etcd sustained, 64 clients for $sd: $(summary "$OUT/etcd-sustained-c64.json") (idle again after ${s%% *}s)"
+      echo "sustained: clients=64 duration=$sd $mbusy $(busy_after etcd "${s%% *}" 600)" >"$OUT/sustained.txt"
+    fi
+    made sustained
   fi
   cleanup
   PIDS=()
@@ -197,36 +216,39 @@ fi
 
 # 3b. Footprint.
 if [ -z "${SKIP_FOOTPRINT:-}" ]; then
-  made footprint
+  begin footprint
   say "footprint at ${FOOTPRINT_TARGET:-1000000} memories (bench/footprint.sh)"
   OUT="$OUT/footprint" TARGET="${FOOTPRINT_TARGET:-1000000}" bench/footprint.sh
   rm -rf "$OUT/footprint/data"
+  made footprint
 fi
 
 # 3c. Recovery under load.
 if [ -z "${SKIP_CATCHUP:-}" ]; then
-  made catchup
+  begin catchup
   say "recovery under load at ${CATCHUP_TARGET:-1000000} memories (bench/catchup.sh)"
   mkdir -p "$OUT/catchup"
   OUT="$OUT/catchup" TARGET="${CATCHUP_TARGET:-1000000}" LOAD=60s bench/catchup.sh | tee "$OUT/catchup/catchup.txt"
   rm -rf "$OUT/catchup/data"
+  made catchup
 fi
 
 # 3d. Search at 100k memories of one user through a 3-node cluster (bench/search-ab.sh with this build alone:
 # loaded once, then REPS rounds of a restart and 1 and 8 clients for 10 s).
 if [ -z "${SKIP_SEARCH:-}" ]; then
-  made search
+  begin search
   build_bins
   say "search at 100k memories of one user, 3 nodes (bench/search-ab.sh, ports 27700-27722)"
   rm -rf "$OUT/search" && mkdir -p "$OUT/search"
   JSON_DIR="$OUT/search" ROUNDS="$REPS" BASE_PORT=27700 DUR=10s CLIENTS="1 8" MEMORIES=100000 SETTLE_MIN=10 \
     bench/search-ab.sh "$OUT/bin" >&2 || say "search at 100k failed (above)"
+  made search
 fi
 
 # 3e. LongMemEval's query latency: REPS evals, each on a fresh memnode --dev (bench/longmemeval-ab.sh).
 LME=${LONGMEMEVAL_FILE:-../shared/data/longmemeval/longmemeval-s-dev60.json}
 if [ -z "${SKIP_LONGMEMEVAL:-}" ]; then
-  made longmemeval
+  begin longmemeval
   rm -rf "$OUT/longmemeval"
   if [ -f "$LME" ]; then
     build_bins
@@ -237,12 +259,16 @@ if [ -z "${SKIP_LONGMEMEVAL:-}" ]; then
   else
     say "LongMemEval skipped: $LME not found (set LONGMEMEVAL_FILE)"
   fi
+  made longmemeval
 fi
 
 # 4. Report.
-# A run's stderr is kept only when it said something besides memctl's progress lines ("bench write: 4s/5s …").
-find "$OUT" -maxdepth 1 -name '*.err' -exec sed -i -E '/^bench [a-z]+: [0-9hms.]+\/[0-9hms.]+ [0-9]+ ops /d' {} +
-find "$OUT" -maxdepth 1 -name '*.err' -empty -delete
+# A run's stderr is kept, whole, only when it said something besides memctl's progress lines ("bench write: 4s/5s
+# 2798 ops …", "bench write: warming up").
+for e in "$OUT"/*.err; do
+  [ -f "$e" ] || continue
+  grep -qvE '^bench [a-z]+: (warming up|[0-9hms.]+/[0-9hms.]+ [0-9]+ ops )' "$e" || rm -f "$e"
+done
 if [ -n "${SKIP_REPORT:-}" ]; then
   say "done (report skipped: docs/ untouched; results in $OUT)"
   exit 0

@@ -206,57 +206,6 @@ func writeAims() []aimRow {
 	}
 }
 
-// sustainedRun is what bench/run.sh wrote of its long run (sustained.txt): duration and each side's
-// seconds until idle again.
-func sustainedRun() map[string]string {
-	if l := keyValues(filepath.Join(*in, "sustained.txt"), "sustained:"); len(l) > 0 {
-		return l[len(l)-1]
-	}
-	return map[string]string{}
-}
-
-func sustainedDuration() string {
-	if d := sustainedRun()["duration"]; d != "" {
-		return d
-	}
-	return "duration unknown"
-}
-
-// sustainedIdle says how long after the long run each side was idle again: memnode's deferred indexing.
-func sustainedIdle() string {
-	kv := sustainedRun()
-	return fmt.Sprintf("idle again %s s after the run (memnode: its deferred full-text batches); etcd %s s",
-		or(kv["memcluster_idle_after_s"], "?"), or(kv["etcd_idle_after_s"], "?"))
-}
-
-func or(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
-}
-
-// sustainedAim is aim 1 at 64 clients over make bench's one long run a side (SUSTAIN_DUR): the full-text batches
-// a saturated write path defers fall inside it, and sustained.txt says how long after it each side was idle.
-func sustainedAim() aimRow {
-	kv := sustainedRun()
-	r := aimRow{aim: "1. replicated puts, 64 clients, sustained (" + sustainedDuration() + ")", target: "as above", verdict: notMeasured}
-	m, _ := readJSONs[Write]("memcluster-sustained-c64.json")
-	e, _ := readJSONs[Write]("etcd-sustained-c64.json")
-	if len(m) == 0 || len(e) == 0 || m[0].OpsPerS == 0 || e[0].OpsPerS == 0 {
-		return r
-	}
-	tp, p99 := m[0].OpsPerS/e[0].OpsPerS, m[0].LatencyMs.P99/e[0].LatencyMs.P99
-	r.measured = fmt.Sprintf("%.2f× etcd's puts/s (%s against %s), p99 %.2f×; one run a side, %d errors",
-		tp, f(m[0].OpsPerS), f(e[0].OpsPerS), p99, m[0].Errors)
-	if kv["memcluster_idle_after_s"] != "" {
-		r.measured += "; " + sustainedIdle()
-	}
-	r.measured += older("sustained", "memcluster-sustained-c64.json")
-	r.verdict = verdict(tp >= 0.5 && p99 <= 3 && m[0].Errors == 0)
-	return r
-}
-
 func plural(n int) string {
 	if n == 1 {
 		return ""
