@@ -200,11 +200,15 @@ func writeAims() []aimRow {
 		return r
 	}
 	return []aimRow{
-		row(64, "≥ 0.5× etcd's puts/s, p99 ≤ 3× etcd's", func(tp, p99 float64) bool { return tp >= 0.5 && p99 <= 3 }),
+		row(64, "≥ 0.5× etcd's puts/s, p99 ≤ 3× etcd's", aim1At64),
 		sustainedAim(),
 		row(1, "≥ 0.7× etcd's puts/s", func(tp, _ float64) bool { return tp >= 0.7 }),
 	}
 }
+
+// aim1At64 is aim 1 at 64 clients, for the bursts and the sustained run alike: throughput and p99 as ratios to
+// etcd's in the same run.
+func aim1At64(tp, p99 float64) bool { return tp >= 0.5 && p99 <= 3 }
 
 func plural(n int) string {
 	if n == 1 {

@@ -93,6 +93,6 @@ func sustainedAim() aimRow {
 		r.measured += "; " + b
 	}
 	r.measured += older("sustained", "memcluster-sustained-c64.json")
-	r.verdict = verdict(tp >= 0.5 && p99 <= 3 && m.Errors == 0)
+	r.verdict = verdict(aim1At64(tp, p99) && m.Errors == 0)
 	return r
 }
