@@ -405,8 +405,9 @@ func (s *ShardIndex) flushVectors(b *vectorBatch) {
 // indexAttrs records what filters and the pipeline's timelines need of m.
 func (s *ShardIndex) indexAttrs(m memory.Memory) {
 	s.mu.Lock()
-	s.attrs[m.ID] = &attrs{user: m.UserID, typ: m.Type, agent: m.AgentID, run: m.RunID, occurred: m.OccurredAt,
-		tags: m.Tags, shared: m.IsShared(), retired: m.Retired(), archive: m.IsArchive()}
+	s.attrs[m.ID] = &attrs{user: intern(m.UserID), typ: memory.Type(intern(string(m.Type))), agent: intern(m.AgentID),
+		run: intern(m.RunID), occurred: m.OccurredAt, tags: internAll(m.Tags), shared: m.IsShared(),
+		retired: m.Retired(), archive: m.IsArchive()}
 	if m.Retired() || m.IsArchive() {
 		s.anyHidden.Store(true)
 	}

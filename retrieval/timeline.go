@@ -83,15 +83,13 @@ func (t *timelines) noteLocked(m memory.Memory) { t.noteEntryLocked(m.UserID, m.
 // entryOf is what the timelines keep of m: its time, its actor and the name tokens of the actor and entities.
 func entryOf(m memory.Memory) *tlEntry {
 	e := &tlEntry{occurred: m.OccurredAt}
-	seen := map[string]bool{}
-	add := func(tok string) {
-		if !seen[tok] {
-			seen[tok] = true
-			e.names = append(e.names, tok)
+	add := func(tok string) { // a memory has a few name tokens: a scan costs less than a map
+		if !slices.Contains(e.names, tok) {
+			e.names = append(e.names, intern(tok))
 		}
 	}
 	if a := actorOf(m); a != "" {
-		e.actor = strings.ToLower(a)
+		e.actor = intern(strings.ToLower(a))
 		for _, tok := range nameTokens(a) {
 			add(tok)
 		}
