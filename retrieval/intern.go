@@ -1,28 +1,43 @@
 package retrieval
 
-import "unique"
+// symbols keeps one copy of each value that a shard's memories repeat (their user, type, agent, run, tags,
+// actor and name tokens), for its attributes and timelines: decoded from each record they were a copy a memory,
+// a third of a loaded node's live heap objects (docs/benchmarks.md, "repeated strings interned"). A checkpoint's
+// load shares them the same way (ckptReader.sym). The table holds its strings for as long as the shard's
+// timelines live (Reset and a failed load start new ones), up to maxSyms values: past it, values unique to each
+// memory (a run id a memory, say) would only grow it, and are kept as they come. unique.Make would not do: its
+// handles are weak, so a value whose handle was dropped is copied again after the next collection.
+// Callers hold ShardIndex.mu for writing.
+type symbols struct {
+	m map[string]string
+}
 
-// intern returns the process's one copy of s. The attributes and timelines of a shard keep a few strings of
-// every memory that repeat across memories (its user, type, agent, run, tags, actor and name tokens); decoded
-// from each record they were as many copies, a third of a loaded node's live heap objects (docs/benchmarks.md,
-// "Repeated strings interned"). A restart already shared them through the checkpoint's symbol table. The
-// handles behind unique.Make are weak: a string no memory uses any more is collected.
-func intern(s string) string {
+// intern returns the table's copy of s, adding s when there is room.
+func (t *symbols) intern(s string) string {
 	if s == "" {
 		return s
 	}
-	return unique.Make(s).Value()
+	if v, ok := t.m[s]; ok {
+		return v
+	}
+	if len(t.m) < maxSyms {
+		if t.m == nil {
+			t.m = make(map[string]string)
+		}
+		t.m[s] = s
+	}
+	return s
 }
 
 // internAll returns a copy of ss whose strings are interned, or nil for an empty ss. It copies so that the
 // caller's slice (a decoded memory's, which others may read) is never written.
-func internAll(ss []string) []string {
+func (t *symbols) internAll(ss []string) []string {
 	if len(ss) == 0 {
 		return nil
 	}
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = intern(s)
+		out[i] = t.intern(s)
 	}
 	return out
 }

@@ -405,9 +405,10 @@ func (s *ShardIndex) flushVectors(b *vectorBatch) {
 // indexAttrs records what filters and the pipeline's timelines need of m.
 func (s *ShardIndex) indexAttrs(m memory.Memory) {
 	s.mu.Lock()
-	s.attrs[m.ID] = &attrs{user: intern(m.UserID), typ: memory.Type(intern(string(m.Type))), agent: intern(m.AgentID),
-		run: intern(m.RunID), occurred: m.OccurredAt, tags: internAll(m.Tags), shared: m.IsShared(),
-		retired: m.Retired(), archive: m.IsArchive()}
+	syms := &s.tl.syms
+	s.attrs[m.ID] = &attrs{user: syms.intern(m.UserID), typ: memory.Type(syms.intern(string(m.Type))),
+		agent: syms.intern(m.AgentID), run: syms.intern(m.RunID), occurred: m.OccurredAt,
+		tags: syms.internAll(m.Tags), shared: m.IsShared(), retired: m.Retired(), archive: m.IsArchive()}
 	if m.Retired() || m.IsArchive() {
 		s.anyHidden.Store(true)
 	}

@@ -16,6 +16,8 @@ import (
 // entities), with how many memories carry each. It is derived state, kept under ShardIndex.mu.
 type timelines struct {
 	users map[string]*timeline
+	// syms holds the values the timelines and the attributes keep of many memories; it is reset with them.
+	syms symbols
 }
 
 type timeline struct {
@@ -78,18 +80,35 @@ func nameTokens(s string) []string {
 }
 
 // noteLocked records m; the caller holds ShardIndex.mu for writing.
-func (t *timelines) noteLocked(m memory.Memory) { t.noteEntryLocked(m.UserID, m.ID, entryOf(m)) }
+func (t *timelines) noteLocked(m memory.Memory) {
+	t.noteEntryLocked(m.UserID, m.ID, entryOf(m, &t.syms))
+}
 
 // entryOf is what the timelines keep of m: its time, its actor and the name tokens of the actor and entities.
-func entryOf(m memory.Memory) *tlEntry {
+func entryOf(m memory.Memory, syms *symbols) *tlEntry {
 	e := &tlEntry{occurred: m.OccurredAt}
-	add := func(tok string) { // a memory has a few name tokens: a scan costs less than a map
-		if !slices.Contains(e.names, tok) {
-			e.names = append(e.names, intern(tok))
+	var seen map[string]bool // only past a few names: for those a scan costs less than a map
+	add := func(tok string) {
+		if len(e.names) < 16 {
+			if slices.Contains(e.names, tok) {
+				return
+			}
+		} else {
+			if seen == nil {
+				seen = make(map[string]bool, 2*len(e.names))
+				for _, n := range e.names {
+					seen[n] = true
+				}
+			}
+			if seen[tok] {
+				return
+			}
+			seen[tok] = true
 		}
+		e.names = append(e.names, syms.intern(tok))
 	}
 	if a := actorOf(m); a != "" {
-		e.actor = intern(strings.ToLower(a))
+		e.actor = syms.intern(strings.ToLower(a))
 		for _, tok := range nameTokens(a) {
 			add(tok)
 		}
