@@ -1,12 +1,12 @@
 package retrieval
 
-// symbols keeps one copy of each value that a shard's memories repeat (their user, type, agent, run, tags,
-// actor and name tokens), for its attributes and timelines: decoded from each record they were a copy a memory,
-// a third of a loaded node's live heap objects (docs/benchmarks.md, "repeated strings interned"). A checkpoint's
-// load shares them the same way (ckptReader.sym). The table holds its strings for as long as the shard's
-// timelines live (Reset and a failed load start new ones), up to maxSyms values: past it, values unique to each
-// memory (a run id a memory, say) would only grow it, and are kept as they come. unique.Make would not do: its
-// handles are weak, so a value whose handle was dropped is copied again after the next collection.
+// symbols keeps one copy of each value that a shard's memories repeat (their user, type, agent, run, tags, actor
+// and name tokens), for its attributes and timelines: decoded from each record they were a copy a memory, about two
+// fifths of a loaded node's live heap objects (docs/benchmarks.md, "repeated strings interned"). A checkpoint's
+// load shares them the same way (ckptReader.sym). The table holds its strings for as long as the shard's timelines
+// live (Reset and a failed load start new ones), up to maxSyms values: past it, values unique to each memory (a run
+// id a memory, say) would only grow it, and are kept as they come. unique.Make would not do: its handles are weak,
+// so a value whose handle was dropped is copied again after the next collection.
 // Callers hold ShardIndex.mu for writing.
 type symbols struct {
 	m map[string]string
