@@ -64,8 +64,8 @@ func TestBackupRestoreUnderWrites(t *testing.T) {
 		!errors.Is(err, backup.ErrCorrupt) {
 		t.Fatalf("corrupt backup: %v", err)
 	}
-	if st := dst.nodes[0].MetaState(); st.Shards != 4 || dst.memories(t) != 0 {
-		t.Fatalf("a refused restore changed the target: %d shards, %d memories", st.Shards, dst.memories(t))
+	if st, n := dst.nodes[0].MetaState(), dst.memories(t); st.Shards != 4 || n != 0 {
+		t.Fatalf("a refused restore changed the target: %d shards, %d memories", st.Shards, n)
 	}
 	// A shard that fails midway: the shards already installed are emptied again.
 	boom := errors.New("injected failure")
@@ -121,13 +121,22 @@ func (a *acked) countOf(m map[string][]string) int {
 	return n
 }
 
-// memories is the memory records every shard's leader reports.
+// memories is the memory records every shard's leader reports. A shard whose leader did not answer in time counts
+// -1 in the status, so it waits (up to 30 s) for a status in which every shard's leader reported.
 func (c *testCluster) memories(t *testing.T) int64 {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+	t.Helper()
 	var n int64
-	for _, s := range c.nodes[0].Status(ctx).Shards {
-		n += s.Memories
-	}
+	waitFor(t, 30*time.Second, "every shard's leader to report its memories", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		n = 0
+		for _, s := range c.nodes[0].Status(ctx).Shards {
+			if s.Memories < 0 {
+				return false
+			}
+			n += s.Memories
+		}
+		return true
+	})
 	return n
 }
