@@ -153,12 +153,9 @@ func flagIf(on bool, bit byte) byte {
 type ckptReader struct {
 	b       []byte
 	err     error
-	version int               // the file's format version
-	syms    map[string]string // the values sym has read, each once
+	version int     // the file's format version
+	syms    symbols // the values sym has read, each once
 }
-
-// maxSyms bounds what sym keeps: values past it (run ids unique to every memory, say) are read as str reads them.
-const maxSyms = 1 << 16
 
 // newCkptReader checks data's magic, version and CRC.
 func newCkptReader(data []byte) (*ckptReader, error) {
@@ -221,20 +218,7 @@ func (r *ckptReader) strIn(known map[string]string) string {
 
 // sym is str for a value that many memories share (a type, an agent, a run, an actor, a name, a tag): every
 // memory that holds it gets the same string rather than a copy of its own.
-func (r *ckptReader) sym() string {
-	b := r.raw()
-	if s, ok := r.syms[string(b)]; ok {
-		return s
-	}
-	s := string(b)
-	if len(r.syms) < maxSyms {
-		if r.syms == nil {
-			r.syms = make(map[string]string)
-		}
-		r.syms[s] = s
-	}
-	return s
-}
+func (r *ckptReader) sym() string { return r.syms.internBytes(r.raw()) }
 
 // symList reads a list of sym values.
 func (r *ckptReader) symList() []string {
