@@ -41,7 +41,25 @@ func (c Consolidator) Run(msgs []Message, existing []Fact, now time.Time) (Repor
 	if c.NewID == nil || now.IsZero() {
 		return Report{}, fmt.Errorf("%w: consolidate: needs an id function and a time", ErrInvalidInput)
 	}
-	eps, err := Segment(msgs, c.Options.Segment)
+	if err := validateMessages(msgs); err != nil {
+		return Report{}, fmt.Errorf("consolidate: %w", err)
+	}
+	// The built-in extraction runs once a message: its candidates are decided below and tell the episodes'
+	// importance which user messages state a fact. A configured extractor leaves importance to run it.
+	extract, builtin := c.Extract, c.Extract == nil
+	if builtin {
+		extract = Extract
+	}
+	cands, rejs := make([][]Candidate, len(msgs)), make([][]Rejection, len(msgs))
+	var facts []bool
+	if builtin {
+		facts = make([]bool, len(msgs))
+		for i, m := range msgs {
+			cands[i], rejs[i] = extract(m)
+			facts[i] = m.Role == RoleUser && len(cands[i]) > 0
+		}
+	}
+	eps, err := segment(msgs, c.Options.Segment, facts)
 	if err != nil {
 		return Report{}, fmt.Errorf("consolidate: %w", err)
 	}
@@ -49,14 +67,12 @@ func (c Consolidator) Run(msgs []Message, existing []Fact, now time.Time) (Repor
 	for i := range rep.Episodes {
 		rep.Episodes[i].ID = c.NewID(now)
 	}
-	extract := c.Extract
-	if extract == nil {
-		extract = Extract
-	}
-	for _, m := range msgs {
-		cands, rejs := extract(m)
-		rep.Rejections = append(rep.Rejections, rejs...)
-		if err := rep.decideAll(cands, now, c); err != nil {
+	for i, m := range msgs {
+		if !builtin {
+			cands[i], rejs[i] = extract(m)
+		}
+		rep.Rejections = append(rep.Rejections, rejs[i]...)
+		if err := rep.decideAll(cands[i], now, c); err != nil {
 			return Report{}, fmt.Errorf("consolidate message %q: %w", m.ID, err)
 		}
 	}

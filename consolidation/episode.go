@@ -2,7 +2,6 @@ package consolidation
 
 import (
 	"math"
-	"regexp"
 	"time"
 )
 
@@ -26,10 +25,12 @@ type Episode struct {
 // NoteEpisode is the episode of one user statement made at at, such as a passing state an agent was asked
 // to remember.
 func NoteEpisode(text string, at time.Time) Episode {
-	return newEpisode([]Message{{Role: RoleUser, Content: text, Time: at}}, BoundaryStart, SegmentOptions{}.withDefaults())
+	return newEpisode([]Message{{Role: RoleUser, Content: text, Time: at}}, BoundaryStart, SegmentOptions{}.withDefaults(), nil)
 }
 
-func newEpisode(msgs []Message, why string, o SegmentOptions) Episode {
+// newEpisode builds the episode of msgs; facts[i], when facts is not nil, says whether the built-in extraction
+// finds a fact in user message i.
+func newEpisode(msgs []Message, why string, o SegmentOptions, facts []bool) Episode {
 	texts := make([]string, len(msgs))
 	var cands []weighted
 	for i, m := range msgs {
@@ -46,15 +47,18 @@ func newEpisode(msgs []Message, why string, o SegmentOptions) Episode {
 		Summary:    summarize(cands, o.MaxSummaryChars),
 		Entities:   ents,
 		Tags:       topTerms(texts, o.MaxTags),
-		Importance: importance(msgs, len(ents)),
+		Importance: importance(msgs, len(ents), facts),
 		Boundary:   why,
 	}
 }
 
 var (
-	salientRe = regexp.MustCompile(`(?i)\b(?:remember|important|don't forget|do not forget|decided|decision|booked|` +
-		`confirmed|purchased|bought|signed|deadline|deployed|scheduled|cancel(?:l?ed)?)\b`)
-	troubleRe = regexp.MustCompile(`(?i)\b(?:error|failed|failure|broken|crash(?:ed)?|bug|wrong|exception)\b`)
+	salientRe = newKeywords(`(?i)\b(?:remember|important|don't forget|do not forget|decided|decision|booked|`+
+		`confirmed|purchased|bought|signed|deadline|deployed|scheduled|cancel(?:l?ed)?)\b`,
+		"remember", "important", "don't forget", "do not forget", "decided", "decision", "booked", "confirmed",
+		"purchased", "bought", "signed", "deadline", "deployed", "scheduled", "cancel")
+	troubleRe = newKeywords(`(?i)\b(?:error|failed|failure|broken|crash(?:ed)?|bug|wrong|exception)\b`,
+		"error", "failed", "failure", "broken", "crash", "bug", "wrong", "exception")
 )
 
 // importance is a cheap additive score, clamped to [0, 1]:
@@ -66,11 +70,15 @@ var (
 //	+0.1 trouble: error, failed, crash… (the reference's "anomaly" trigger)
 //	+0.1 × min(1, entities/3)
 //	+0.1 × min(1, messages/10)
-func importance(msgs []Message, nEntities int) float64 {
+func importance(msgs []Message, nEntities int, facts []bool) float64 {
 	v := 0.2
 	var fact, salient, tool, trouble bool
-	for _, m := range msgs {
-		if m.Role == RoleUser && !fact {
+	for i, m := range msgs {
+		switch {
+		case fact || m.Role != RoleUser:
+		case facts != nil:
+			fact = facts[i]
+		default:
 			c, _ := Extract(m)
 			fact = len(c) > 0
 		}

@@ -85,36 +85,60 @@ var taskMarker = regexp.MustCompile(`(?i)^\W*(?:(?:ok(?:ay)?|alright|all right|r
 // after a TaskEnd, and a topic shift (only before a user message, since users change
 // topics). Episodes come back without IDs; the caller assigns them.
 func Segment(msgs []Message, opts SegmentOptions) ([]Episode, error) {
+	return segment(msgs, opts, nil)
+}
+
+// segment is Segment, with facts[i] saying whether the built-in extraction finds a fact in user message i
+// (nil: episodes extract where their importance asks).
+func segment(msgs []Message, opts SegmentOptions, facts []bool) ([]Episode, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	if err := validateMessages(msgs); err != nil {
 		return nil, err
 	}
-	o := opts.withDefaults()
+	g := segmenter{msgs: msgs, o: opts.withDefaults(), lexical: opts.Similarity == nil,
+		terms: make([][]string, len(msgs)), termed: make([]bool, len(msgs))}
 	var eps []Episode
 	start, why := 0, BoundaryStart
 	taskEnded := false
 	for i := 1; i <= len(msgs); i++ {
 		if i < len(msgs) {
-			taskEnded = taskEnded || msgs[i-1].TaskEnd || (o.ToolCallsEndTasks && msgs[i-1].Role == RoleTool)
-			b := boundary(msgs, start, i, taskEnded, o)
+			taskEnded = taskEnded || msgs[i-1].TaskEnd || (g.o.ToolCallsEndTasks && msgs[i-1].Role == RoleTool)
+			b := g.boundary(start, i, taskEnded)
 			if b == "" {
 				continue
 			}
-			eps = append(eps, newEpisode(msgs[start:i], why, o))
+			eps = append(eps, newEpisode(msgs[start:i], why, g.o, window(facts, start, i)))
 			start, why, taskEnded = i, b, false
 			continue
 		}
-		eps = append(eps, newEpisode(msgs[start:], why, o))
+		eps = append(eps, newEpisode(msgs[start:], why, g.o, window(facts, start, len(msgs))))
 	}
 	return eps, nil
 }
 
+// window is s[lo:hi], or nil for a nil s.
+func window[T any](s []T, lo, hi int) []T {
+	if s == nil {
+		return nil
+	}
+	return s[lo:hi]
+}
+
+// segmenter cuts one conversation; it reads each message's content words once, however many windows hold it.
+type segmenter struct {
+	msgs    []Message
+	o       SegmentOptions // with defaults
+	lexical bool           // o.Similarity is LexicalSimilarity, scored from the cached words
+	terms   [][]string     // contentWords of each message, once termed
+	termed  []bool
+}
+
 // boundary says why an episode starting at start ends before msgs[i], or "".
-func boundary(msgs []Message, start, i int, taskEnded bool, o SegmentOptions) string {
-	m := msgs[i]
-	if m.Time.Sub(msgs[i-1].Time) > o.MaxGap {
+func (g *segmenter) boundary(start, i int, taskEnded bool) string {
+	msgs, m := g.msgs, g.msgs[i]
+	if m.Time.Sub(msgs[i-1].Time) > g.o.MaxGap {
 		return BoundaryTimeGap
 	}
 	if m.Role != RoleUser {
@@ -125,7 +149,7 @@ func boundary(msgs []Message, start, i int, taskEnded bool, o SegmentOptions) st
 		return BoundaryMarker
 	case taskEnded:
 		return BoundaryTaskEnd
-	case i-start >= o.MinEpisodeMessages && topicShift(msgs, start, i, o):
+	case i-start >= g.o.MinEpisodeMessages && g.topicShift(start, i):
 		return BoundaryTopic
 	}
 	return ""
@@ -134,16 +158,16 @@ func boundary(msgs []Message, start, i int, taskEnded bool, o SegmentOptions) st
 // topicShift: the similarity at i is below the threshold and is a local minimum, i.e. no
 // later user turn within the window scores lower (TextTiling's idea: a right window that
 // straddles the real boundary scores low too, so cut where the valley is deepest).
-func topicShift(msgs []Message, start, i int, o SegmentOptions) bool {
-	s, ok := topicScore(msgs, start, i, o)
-	if !ok || s >= o.TopicThreshold {
+func (g *segmenter) topicShift(start, i int) bool {
+	s, ok := g.topicScore(start, i)
+	if !ok || s >= g.o.TopicThreshold {
 		return false
 	}
-	for j := i + 1; j < min(len(msgs), i+o.TopicWindow); j++ {
-		if msgs[j].Role != RoleUser {
+	for j := i + 1; j < min(len(g.msgs), i+g.o.TopicWindow); j++ {
+		if g.msgs[j].Role != RoleUser {
 			continue
 		}
-		if sj, ok := topicScore(msgs, start, j, o); ok && sj < s {
+		if sj, ok := g.topicScore(start, j); ok && sj < s {
 			return false
 		}
 	}
@@ -152,13 +176,43 @@ func topicShift(msgs []Message, start, i int, o SegmentOptions) bool {
 
 // topicScore compares the TopicWindow messages before i (not before start) with the
 // TopicWindow messages from i on; ok is false when either has too few content words.
-func topicScore(msgs []Message, start, i int, o SegmentOptions) (float64, bool) {
-	left := msgs[max(start, i-o.TopicWindow):i]
-	right := msgs[i:min(len(msgs), i+o.TopicWindow)]
-	if len(windowTerms(left)) < o.MinTopicWords || len(windowTerms(right)) < o.MinTopicWords {
+func (g *segmenter) topicScore(start, i int) (float64, bool) {
+	lo, hi := max(start, i-g.o.TopicWindow), min(len(g.msgs), i+g.o.TopicWindow)
+	if g.count(lo, i) < g.o.MinTopicWords || g.count(i, hi) < g.o.MinTopicWords {
 		return 0, false
 	}
-	return o.Similarity(joinContent(left), joinContent(right)), true
+	if g.lexical {
+		// LexicalSimilarity of the joined texts: their content words are the messages' words in turn.
+		return cosine(g.freq(lo, i), g.freq(i, hi)), true
+	}
+	return g.o.Similarity(joinContent(g.msgs[lo:i]), joinContent(g.msgs[i:hi])), true
+}
+
+func (g *segmenter) words(i int) []string {
+	if !g.termed[i] {
+		g.terms[i], g.termed[i] = contentWords(g.msgs[i].Content), true
+	}
+	return g.terms[i]
+}
+
+// count is how many content words msgs[lo:hi] hold.
+func (g *segmenter) count(lo, hi int) int {
+	n := 0
+	for i := lo; i < hi; i++ {
+		n += len(g.words(i))
+	}
+	return n
+}
+
+// freq counts the content words of msgs[lo:hi].
+func (g *segmenter) freq(lo, hi int) map[string]float64 {
+	tf := make(map[string]float64, g.count(lo, hi))
+	for i := lo; i < hi; i++ {
+		for _, w := range g.words(i) {
+			tf[w]++
+		}
+	}
+	return tf
 }
 
 func joinContent(msgs []Message) string {
@@ -168,12 +222,4 @@ func joinContent(msgs []Message) string {
 		b.WriteString("\n")
 	}
 	return b.String()
-}
-
-func windowTerms(msgs []Message) []string {
-	var out []string
-	for _, m := range msgs {
-		out = append(out, contentWords(m.Content)...)
-	}
-	return out
 }

@@ -12,26 +12,68 @@ import (
 // iterated in sorted key order wherever floating-point sums are formed, so the same input
 // gives bit-identical scores on every replica.
 
-// words lower-cases s and splits it into runs of letters, digits and inner apostrophes.
+// words lower-cases s and splits it into runs of letters, digits and inner apostrophes ('’' counts as
+// '\”). A run that is already lower-case ASCII is a substring of s, not a copy: most words of most messages are.
 func words(s string) []string {
 	var out []string
-	var b strings.Builder
-	flush := func() {
-		w := strings.Trim(b.String(), "'")
-		if w != "" {
-			out = append(out, w)
-		}
-		b.Reset()
-	}
-	for _, r := range strings.ReplaceAll(s, "’", "'") {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' {
-			b.WriteRune(unicode.ToLower(r))
+	var buf []byte
+	for i := 0; i < len(s); {
+		j, plain := wordEnd(s, i)
+		if j == i {
+			_, n := utf8.DecodeRuneInString(s[i:])
+			i += n
 			continue
 		}
-		flush()
+		w := s[i:j]
+		if !plain {
+			buf = lowerWord(buf[:0], w)
+			w = string(buf)
+		}
+		if w = strings.Trim(w, "'"); w != "" {
+			out = append(out, w)
+		}
+		i = j
 	}
-	flush()
 	return out
+}
+
+// wordEnd is where the word starting at i ends (i when s[i] starts none), and whether s[i:end] is already its
+// own lower-cased form.
+func wordEnd(s string, i int) (end int, plain bool) {
+	plain = true
+	for i < len(s) {
+		if c := s[i]; c < utf8.RuneSelf {
+			switch {
+			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '\'':
+			case 'A' <= c && c <= 'Z':
+				plain = false
+			default:
+				return i, plain
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if !inWord(r) {
+			return i, plain
+		}
+		plain = false
+		i += n
+	}
+	return i, plain
+}
+
+func inWord(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '’' }
+
+// lowerWord appends w lower-cased, with '’' as '\”.
+func lowerWord(buf []byte, w string) []byte {
+	for _, r := range w {
+		if r == '’' {
+			r = '\''
+		}
+		buf = utf8.AppendRune(buf, unicode.ToLower(r))
+	}
+	return buf
 }
 
 // contentWords are the words of s that carry topic: no stopwords, at least two runes,
