@@ -150,19 +150,20 @@ func clauses(text string) []string {
 }
 
 var (
-	fillerRe = regexp.MustCompile(`(?i)^(?:well|so|oh|also|and|actually|btw|by the way|fyi|just so you know|` +
-		`for the record|ok|okay|yeah|yes|hey|anyway|anyways|honestly|basically|hmm|um|uh)\b[,:]?\s*`)
+	fillerRe = newPrefixes(`(?i)^(?:well|so|oh|also|and|actually|btw|by the way|fyi|just so you know|`+
+		`for the record|ok|okay|yeah|yes|hey|anyway|anyways|honestly|basically|hmm|um|uh)\b[,:]?\s*`,
+		"well", "so", "oh", "also", "and", "actually", "btw", "by the way", "fyi", "just so you know", "for the record",
+		"ok", "yeah", "yes", "hey", "anyway", "honestly", "basically", "hmm", "um", "uh")
 	rememberRe = regexp.MustCompile(`(?i)^(?:please\s+)?(?:remember|note|keep in mind|don'?t forget|do not forget|` +
 		`never forget|for future reference|make a note)(?:\s+that)?[,:]?\s+(.+)$`)
 	leadTimeRe = regexp.MustCompile(`(?i)^(?:today|yesterday|recently|lately|last (?:week|month|year)|now|these days|` +
 		`nowadays|since (?:last )?\w+)[,]?\s+`)
-	wsRe = regexp.MustCompile(`\s+`)
 )
 
 // normalize trims, unifies apostrophes, drops final punctuation and leading fillers.
 func normalize(s string) string {
 	s = strings.ReplaceAll(s, "’", "'")
-	s = wsRe.ReplaceAllString(strings.TrimSpace(s), " ")
+	s = collapseSpace(strings.TrimSpace(s))
 	s = strings.TrimRight(s, ".!;:… ")
 	for {
 		t := fillerRe.ReplaceAllString(s, "")

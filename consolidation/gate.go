@@ -20,8 +20,10 @@ var (
 		"perfect", "alright", "right", "got", "it", "wow", "hmm", "oh", "ah", "fine", "much", "so", "very", "a",
 		"lot", "bunch", "again", "there", "all", "k", "kk", "ty", "thx", "excellent", "wonderful", "understood",
 		"makes", "sense", "indeed", "exactly", "agreed", "done", "that's", "is", "it's", "cool", "and")
-	transientTimeRe = regexp.MustCompile(`(?i)\b(?:right now|at the moment|atm|for now|for the moment|today|` +
-		`tonight|this (?:morning|afternoon|evening|week|weekend))\b`)
+	transientTimeRe = newKeywords(`(?i)\b(?:right now|at the moment|atm|for now|for the moment|today|`+
+		`tonight|this (?:morning|afternoon|evening|week|weekend))\b`,
+		"right now", "at the moment", "atm", "for now", "for the moment", "today", "tonight", "this morning",
+		"this afternoon", "this evening", "this week")
 	stateVerbRe = regexp.MustCompile(`(?i)\b(?:i'm|i am|i feel|i'm feeling|i am feeling|i have|i've got|my \w+ (?:is|are))\b`)
 	stateRe     = regexp.MustCompile(`(?i)^i(?:'m| am| feel)(?: so| really| very| a bit| kind of| kinda| feeling| getting)* ` +
 		`(?:tired|hungry|thirsty|sleepy|bored|busy|sick|ill|cold|hot|stressed|exhausted|sad|happy|angry|annoyed|late|` +
@@ -29,9 +31,12 @@ var (
 		`ready|back|here|away|out|home|driving|in a meeting|on my way|running late|done|free|online|offline)\b`)
 	ailmentRe = regexp.MustCompile(`(?i)^(?:i (?:have|'ve got|got) (?:a |an )?(?:headache|cold|fever|migraine|hangover|` +
 		`meeting|call|cough|sore throat)|my \w+ (?:is|are) (?:killing me|hurting|sore|aching|dead|low|full|cold|warm))\b`)
-	hedgeRe = regexp.MustCompile(`(?i)\b(?:maybe|perhaps|probably|might|not sure|i think|i guess|i suppose|` +
-		`considering|thinking (?:about|of)|planning to|plan to|want to|wanna|would like to|i'd like to|i'd love to|` +
-		`hope to|hoping to|if)\b`)
+	hedgeRe = newKeywords(`(?i)\b(?:maybe|perhaps|probably|might|not sure|i think|i guess|i suppose|`+
+		`considering|thinking (?:about|of)|planning to|plan to|want to|wanna|would like to|i'd like to|i'd love to|`+
+		`hope to|hoping to|if)\b`,
+		"maybe", "perhaps", "probably", "might", "not sure", "i think", "i guess", "i suppose", "considering",
+		"thinking about", "thinking of", "planning to", "plan to", "want to", "wanna", "would like to", "i'd like to", "i'd love to",
+		"hope to", "hoping to", "if")
 )
 
 func set(ws ...string) map[string]bool {
