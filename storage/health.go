@@ -33,6 +33,51 @@ type diskHealth struct {
 	bgSince   time.Time
 	bgLast    time.Time        // of the latest failure: Pebble retries a failing flush in a loop
 	applyErrs map[uint32]error // failed state machine writes by shard, cleared by their successful retry
+
+	stalls stallMeter
+}
+
+// stallMeter counts Pebble's write stalls (writes held while flushes or level 0 fall behind) and their time: a
+// stall holds every shard's raft appends and applies on the node at once, so it reaches every request's tail.
+type stallMeter struct {
+	mu      sync.Mutex
+	began   time.Time // of the stall under way, zero when none is
+	count   int64
+	total   time.Duration
+	lastLog time.Time
+}
+
+func (m *stallMeter) begin(reason string, log *slog.Logger) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	m.began = now
+	m.count++
+	if now.Sub(m.lastLog) >= time.Minute { // a backlog stalls writes again and again: one line a minute
+		m.lastLog = now
+		log.Info("writes stalled until flushes or compactions catch up", "component", "pebble", "reason", reason,
+			"stalls", m.count)
+	}
+}
+
+func (m *stallMeter) end() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.began.IsZero() {
+		m.total += time.Since(m.began)
+		m.began = time.Time{}
+	}
+}
+
+// read returns the stalls so far and their time, the one under way included.
+func (m *stallMeter) read() (int64, time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.total
+	if !m.began.IsZero() {
+		t += time.Since(m.began)
+	}
+	return m.count, t
 }
 
 // bgErrorTTL ends read-only mode after a background failure that did not recur: a flush that keeps failing
@@ -109,6 +154,8 @@ func (h *diskHealth) eventListener() *pebble.EventListener {
 				h.backgroundOK()
 			}
 		},
+		WriteStallBegin: func(i pebble.WriteStallBeginInfo) { h.stalls.begin(i.Reason, h.log) },
+		WriteStallEnd:   h.stalls.end,
 	}
 }
 
