@@ -21,10 +21,11 @@ import (
 func TestClusterFormsAndServesWritesFromEveryNode(t *testing.T) {
 	c := makeCluster(t, 3, testConfig())
 	c.waitHealthy(c.nodes[0], 40*time.Second, "a healthy cluster")
-	// Every member reads this build's newest record format, so each node's proposals write it (records.go).
+	// Every member reads this build's newest record and command formats, so each node's proposals write them
+	// (records.go).
 	for _, tn := range c.nodes {
-		waitFor(t, 20*time.Second, tn.ID()+" to write the newest records", func() bool {
-			return tn.RecordFormat() == storage.RecordNewest
+		waitFor(t, 20*time.Second, tn.ID()+" to write the newest formats", func() bool {
+			return tn.RecordFormat() == storage.RecordNewest && tn.CommandFormat() == storage.CommandNewest
 		})
 	}
 

@@ -18,6 +18,7 @@ type gossipMeta struct {
 	HTTPAddr string `json:"http"`
 	Zone     string `json:"zone,omitempty"`
 	Records  int    `json:"rec,omitempty"` // NodeInfo.Records
+	Commands int    `json:"cmd,omitempty"` // NodeInfo.Commands
 }
 
 type gossipDelegate struct {
@@ -51,7 +52,7 @@ func (n *Node) startGossip() error {
 		bind = n.cfg.BindHost
 	}
 	meta, _ := json.Marshal(gossipMeta{V: 1, RaftAddr: n.cfg.RaftAddr, HTTPAddr: n.cfg.HTTPAddr, Zone: n.cfg.Zone,
-		Records: int(storage.RecordNewest)})
+		Records: int(storage.RecordNewest), Commands: int(storage.CommandNewest)})
 	d := &gossipDelegate{meta: meta, notify: n.kick}
 	mc := memberlist.DefaultLANConfig()
 	if n.cfg.GossipProfile == "local" {
@@ -107,7 +108,7 @@ func (n *Node) liveMembers() map[string]NodeInfo {
 			continue
 		}
 		out[m.Name] = NodeInfo{ID: m.Name, RaftAddr: gm.RaftAddr, HTTPAddr: gm.HTTPAddr, GossipAddr: m.Address(), Zone: gm.Zone,
-			Records: gm.Records}
+			Records: gm.Records, Commands: gm.Commands}
 	}
 	return out
 }

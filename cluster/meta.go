@@ -24,6 +24,9 @@ type NodeInfo struct {
 	// Records is the newest memory record format the node's build reads (storage.RecordFormat); absent (0): a
 	// build that reads only the first. Proposers write the newest format every member reads (records.go).
 	Records int `json:"records,omitempty"`
+	// Commands is the newest raft command format the node's build reads (storage.CommandFormat); absent (0): a
+	// build that reads only the first (records.go).
+	Commands int `json:"commands,omitempty"`
 }
 
 // Operator states of a member, kept in MetaState.States (no entry: active).

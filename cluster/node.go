@@ -54,6 +54,7 @@ type Node struct {
 	pruneAt     map[uint32]time.Time // reconcile loop only: when a led shard next checks for request results to prune
 	removed     atomic.Bool          // this node was removed from the cluster
 	records     atomic.Uint32        // the storage.RecordFormat proposals write (records.go)
+	commands    atomic.Uint32        // the storage.CommandFormat proposals write (records.go)
 
 	http   *http.Client
 	kickCh chan struct{}

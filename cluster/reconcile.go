@@ -19,7 +19,7 @@ func (n *Node) reconcile() {
 	if !n.mraft.hasState && n.cfg.BootstrapExpect > 0 && n.bootInit == nil && !n.meta.State().Initialized() {
 		n.tryBootstrap()
 	}
-	n.updateRecordFormat()
+	n.updateFormats()
 	n.reconcileLocal()
 	n.shedLeadership()
 	if n.IsMetaLeader() {

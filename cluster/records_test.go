@@ -36,6 +36,33 @@ func TestProposalsWriteTheNewestRecordsEveryMemberReads(t *testing.T) {
 	}
 }
 
+// Raft command formats follow the record formats' rule: binary transaction headers only once every member not
+// removed reads them; a member that names no format (a build from before) reads only the first.
+func TestProposalsWriteTheNewestCommandsEveryMemberReads(t *testing.T) {
+	bin := int(storage.CommandBinary)
+	for _, c := range []struct {
+		name   string
+		nodes  map[string]int // node → NodeInfo.Commands
+		states map[string]string
+		want   storage.CommandFormat
+	}{
+		{name: "no members yet", want: storage.CommandJSON},
+		{name: "every member", nodes: map[string]int{"a": bin, "b": bin, "c": bin}, want: storage.CommandBinary},
+		{name: "a member of an older build", nodes: map[string]int{"a": bin, "b": 0, "c": bin}, want: storage.CommandJSON},
+		{name: "a member of a newer build", nodes: map[string]int{"a": bin, "b": bin + 1}, want: storage.CommandBinary},
+		{name: "an older member removed", nodes: map[string]int{"a": bin, "b": 0},
+			states: map[string]string{"b": NodeRemoved}, want: storage.CommandBinary},
+	} {
+		st := MetaState{Nodes: map[string]NodeInfo{}, States: c.states}
+		for id, f := range c.nodes {
+			st.Nodes[id] = NodeInfo{ID: id, Records: int(storage.RecordNewest), Commands: f}
+		}
+		if got := clusterCommands(st); got != c.want {
+			t.Errorf("%s: format %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
 // A backup written in any record format this build reads restores; one of an unknown record format does not.
 func TestRestoreReadsBackupsOfEveryRecordFormat(t *testing.T) {
 	for _, c := range []struct {

@@ -134,7 +134,7 @@ func (s *Server) transactCtx(ctx context.Context, user string, decide func(ctx c
 		if err := s.embedAll(ctx, t.puts); err != nil {
 			return fmt.Errorf("%w: %v", errEmbedding, err)
 		}
-		enc := storage.Encoder{Records: s.c.RecordFormat()}
+		enc := storage.Encoder{Records: s.c.RecordFormat(), Commands: s.c.CommandFormat()}
 		encode := enc.UserTxn
 		if t.replace {
 			encode = enc.Update

@@ -31,6 +31,7 @@ func (c *localCluster) ShardFor(context.Context, string) (uint32, error) { retur
 func (c *localCluster) WriteHealth() error                               { return c.db.WriteHealth() }
 func (c *localCluster) InternalHandler() http.Handler                    { return http.NotFoundHandler() }
 func (c *localCluster) RecordFormat() storage.RecordFormat               { return storage.RecordNewest }
+func (c *localCluster) CommandFormat() storage.CommandFormat             { return storage.CommandNewest }
 func (c *localCluster) LeaderURL(uint32) string                          { return "" }
 
 func (c *localCluster) Propose(_ context.Context, _ uint32, cmd []byte) (storage.ApplyResult, error) {

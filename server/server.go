@@ -33,6 +33,9 @@ type Cluster interface {
 	Propose(ctx context.Context, shard uint32, cmd []byte) (storage.ApplyResult, error)
 	// RecordFormat is the memory record format the commands proposed write: the newest every member reads.
 	RecordFormat() storage.RecordFormat
+	// CommandFormat is the raft command format the user transactions proposed are in: the newest every member
+	// reads.
+	CommandFormat() storage.CommandFormat
 	Search(ctx context.Context, shard uint32, q retrieval.Query, stale bool) ([]retrieval.Result, error)
 	// SearchAll fans a query across users out to every shard, each under its own deadline, naming the shards
 	// that did not answer.

@@ -13,7 +13,24 @@ import (
 
 // Command encoding: [format version][type][payload]. Everything non-deterministic (ids, clocks, embeddings) is
 // decided by the proposer and carried in the payload; replicas only decode and write.
-const commandVersion = formats.Command
+
+// CommandFormat is the format version of a log entry. Only user transactions differ between the two: format 2
+// carries their header in binary fields, which replicas decode without scanning JSON (a flush's header holds
+// the session, facts and history values). A build reads both; a proposer writes format 2 once every member of
+// its cluster reads it (cluster: NodeInfo.Commands), as it does for record formats.
+type CommandFormat byte
+
+// Command formats.
+const (
+	CommandJSON   CommandFormat = formats.CommandOldest
+	CommandBinary CommandFormat = formats.Command
+	// CommandNewest is the newest format this build reads and writes.
+	CommandNewest = CommandBinary
+)
+
+// commandVersion is the format byte of the commands that are the same in every format: the oldest, which every
+// build reads.
+const commandVersion = byte(CommandJSON)
 
 // CommandType names a state change.
 type CommandType uint8
@@ -87,10 +104,12 @@ type DeleteUserPayload struct {
 	RequestID string `json:"request_id,omitempty"`
 }
 
-// Encoder encodes the commands that carry memory records with the records in its format. The zero Encoder writes
-// RecordF32, which every build reads; a proposer writes the newest format every member of its cluster reads.
+// Encoder encodes the commands that carry memory records with the records in its format, and user transactions
+// in its command format. The zero Encoder writes RecordF32 and CommandJSON, which every build reads; a proposer
+// writes the newest formats every member of its cluster reads.
 type Encoder struct {
-	Records RecordFormat
+	Records  RecordFormat
+	Commands CommandFormat
 }
 
 // EncodePut encodes a put of one or more memories in RecordF32.
@@ -133,7 +152,7 @@ func encodeJSON(t CommandType, v any) ([]byte, error) {
 // DecodeCommand decodes a log entry's data. Any error wraps ErrUnknownCommand.
 func DecodeCommand(b []byte) (Command, error) {
 	var c Command
-	if len(b) < 2 || b[0] != commandVersion {
+	if len(b) < 2 || b[0] < byte(CommandJSON) || b[0] > byte(CommandNewest) {
 		return c, fmt.Errorf("%w: format version", ErrUnknownCommand)
 	}
 	c.Type = CommandType(b[1])
@@ -149,7 +168,7 @@ func DecodeCommand(b []byte) (Command, error) {
 	case CmdSetEmbeddings:
 		err = strictJSON(p, &c.SetEmbed)
 	case CmdUserTxn, CmdUpdate:
-		c.UserTxn, err = decodeUserTxn(p)
+		c.UserTxn, err = decodeUserTxn(p, CommandFormat(b[0]))
 	case CmdSplit:
 		if err = strictJSON(p, &c.Split); err == nil {
 			err = c.Split.validate()

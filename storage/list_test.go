@@ -33,7 +33,7 @@ func TestListPagesWithFilterAndScanBound(t *testing.T) {
 		side = append(side, SideKV{Space: SpaceHistory, Key: fmt.Sprintf("H%02d", i), Value: json.RawMessage(`{}`)})
 	}
 	f.ApplyBatch([]*raft.Log{putLog(t, 1, append(ms, mem("v", "E00", "other user"))...),
-		txnLog(t, 2, UserTxnPayload{UserID: "u", Side: side})})
+		txnLog(t, CommandBinary, 2, UserTxnPayload{UserID: "u", Side: side})})
 
 	var ids []string
 	after := ""

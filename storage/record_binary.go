@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -133,6 +134,28 @@ func (r *fieldReader) uvarint(what string) uint64 {
 		return 0
 	}
 	r.b = r.b[w:]
+	return v
+}
+
+func (r *fieldReader) byte(what string) byte {
+	if len(r.b) == 0 {
+		r.fail(what)
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+// raw is a length-prefixed byte string, copied.
+func (r *fieldReader) raw(what string) []byte {
+	n := r.uvarint(what)
+	if n > uint64(len(r.b)) {
+		r.fail(what)
+		return nil
+	}
+	v := bytes.Clone(r.b[:n])
+	r.b = r.b[n:]
 	return v
 }
 

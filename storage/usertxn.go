@@ -51,15 +51,16 @@ type UserTxnPayload struct {
 	Puts []memory.Memory `json:"-"`
 }
 
-// EncodeUserTxn encodes a user transaction: uvarint header length, JSON header, then the puts as in CmdPut
-// (records in RecordF32).
+// EncodeUserTxn encodes a user transaction: uvarint header length, header, then the puts as in CmdPut (records
+// in RecordF32). The header is JSON in CommandJSON (this function's) and binary fields in CommandBinary
+// (appendTxnHeader).
 func EncodeUserTxn(p UserTxnPayload) ([]byte, error) { return Encoder{}.UserTxn(p) }
 
 // UserTxn encodes a user transaction.
 func (e Encoder) UserTxn(p UserTxnPayload) ([]byte, error) { return e.userTxn(CmdUserTxn, p) }
 
 func (e Encoder) userTxn(t CommandType, p UserTxnPayload) ([]byte, error) {
-	hdr, err := json.Marshal(p)
+	f, hdr, err := e.txnHeader(p)
 	if err != nil {
 		return nil, fmt.Errorf("encode user txn: %w", err)
 	}
@@ -67,19 +68,97 @@ func (e Encoder) userTxn(t CommandType, p UserTxnPayload) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	buf := []byte{commandVersion, byte(t)}
+	buf := make([]byte, 0, 2+binary.MaxVarintLen64+len(hdr)+len(puts)-2)
+	buf = append(buf, byte(f), byte(t))
 	buf = binary.AppendUvarint(buf, uint64(len(hdr)))
 	buf = append(buf, hdr...)
 	return append(buf, puts[2:]...), nil
 }
 
-func decodeUserTxn(p []byte) (UserTxnPayload, error) {
+// txnHeader encodes p's header in the encoder's command format, and says which format that is.
+func (e Encoder) txnHeader(p UserTxnPayload) (CommandFormat, []byte, error) {
+	if e.Commands < CommandBinary {
+		hdr, err := json.Marshal(p)
+		return CommandJSON, hdr, err
+	}
+	if err := checkSideValues(p.Side); err != nil {
+		return 0, nil, err
+	}
+	return CommandBinary, appendTxnHeader(nil, p), nil
+}
+
+// checkSideValues refuses a value that is not JSON, as json.Marshal does in the JSON header: nothing a replica
+// stores is something a reader could not parse.
+func checkSideValues(side []SideKV) error {
+	for _, kv := range side {
+		if len(kv.Value) > 0 && !json.Valid(kv.Value) {
+			return fmt.Errorf("side %q key %q: value is not JSON", kv.Space, kv.Key)
+		}
+	}
+	return nil
+}
+
+// appendTxnHeader appends p's header in binary fields: user id, expected revision, deleted ids, then each side
+// write as space, key, and a present flag (0: delete) followed by the value. An empty value deletes, as the
+// JSON header's omitted one does.
+func appendTxnHeader(b []byte, p UserTxnPayload) []byte {
+	b = appendString(b, p.UserID)
+	b = binary.AppendUvarint(b, p.ExpectRev)
+	b = appendStrings(b, p.Deletes)
+	b = binary.AppendUvarint(b, uint64(len(p.Side)))
+	for _, kv := range p.Side {
+		b = appendString(append(b, kv.Space), kv.Key)
+		if len(kv.Value) == 0 {
+			b = append(b, 0)
+			continue
+		}
+		b = binary.AppendUvarint(append(b, 1), uint64(len(kv.Value)))
+		b = append(b, kv.Value...)
+	}
+	return b
+}
+
+func decodeTxnHeader(b []byte) (UserTxnPayload, error) {
+	r := fieldReader{b: b}
+	out := UserTxnPayload{UserID: r.str("user_id"), ExpectRev: r.uvarint("expect_rev"), Deletes: r.strs("deletes")}
+	n := r.uvarint("side")
+	if n > uint64(len(r.b))/3 { // a write takes three bytes at least
+		r.fail("side count")
+	}
+	if n > 0 && r.err == nil {
+		out.Side = make([]SideKV, 0, n)
+	}
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		kv := SideKV{Space: r.byte("side space"), Key: r.str("side key")}
+		switch r.byte("side value flag") {
+		case 0:
+		case 1:
+			kv.Value = r.raw("side value")
+		default:
+			r.fail("side value flag")
+		}
+		out.Side = append(out.Side, kv)
+	}
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("bytes after the header")
+	}
+	return out, r.err
+}
+
+func decodeUserTxn(p []byte, f CommandFormat) (UserTxnPayload, error) {
 	var out UserTxnPayload
 	n, w := binary.Uvarint(p)
 	if w <= 0 || n > uint64(len(p)-w) {
 		return out, errors.New("user txn header length")
 	}
-	if err := strictJSON(p[w:w+int(n)], &out); err != nil {
+	hdr := p[w : w+int(n)]
+	var err error
+	if f == CommandJSON {
+		err = strictJSON(hdr, &out)
+	} else {
+		out, err = decodeTxnHeader(hdr)
+	}
+	if err != nil {
 		return out, err
 	}
 	for _, kv := range out.Side {

@@ -3,6 +3,7 @@ package storage
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -13,9 +14,12 @@ import (
 	"github.com/memcluster/memcluster/memory"
 )
 
-func txnLog(t *testing.T, index uint64, p UserTxnPayload) *raft.Log {
+// commandFormats is every raft command format this build writes, for tests that hold in each.
+var commandFormats = []CommandFormat{CommandJSON, CommandBinary}
+
+func txnLog(t *testing.T, f CommandFormat, index uint64, p UserTxnPayload) *raft.Log {
 	t.Helper()
-	b, err := EncodeUserTxn(p)
+	b, err := Encoder{Commands: f}.UserTxn(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,6 +27,12 @@ func txnLog(t *testing.T, index uint64, p UserTxnPayload) *raft.Log {
 }
 
 func TestUserTxnRevisionGuardsEveryWrite(t *testing.T) {
+	for _, cf := range commandFormats {
+		t.Run(fmt.Sprint("format ", cf), func(t *testing.T) { testUserTxnRevisionGuardsEveryWrite(t, cf) })
+	}
+}
+
+func testUserTxnRevisionGuardsEveryWrite(t *testing.T, cf CommandFormat) {
 	db := openMem(t, vfs.NewMem())
 	defer db.Close()
 	f, err := NewShardFSM(db, 1, &recIndexer{}, slog.New(slog.DiscardHandler), nil)
@@ -31,12 +41,12 @@ func TestUserTxnRevisionGuardsEveryWrite(t *testing.T) {
 	}
 	fact := json.RawMessage(`{"statement":"user lives in Paris"}`)
 	res := f.ApplyBatch([]*raft.Log{
-		txnLog(t, 1, UserTxnPayload{UserID: "u", ExpectRev: 0, Puts: []memory.Memory{mem("u", "E1", "episode")},
+		txnLog(t, cf, 1, UserTxnPayload{UserID: "u", ExpectRev: 0, Puts: []memory.Memory{mem("u", "E1", "episode")},
 			Side: []SideKV{{Space: SpaceFacts, Key: "F1", Value: fact}, {Space: SpaceSessions, Key: "run", Value: json.RawMessage(`{}`)}}}),
 		// A proposer that read revision 0 too lost the race: nothing of it may land.
-		txnLog(t, 2, UserTxnPayload{UserID: "u", ExpectRev: 0, Puts: []memory.Memory{mem("u", "E2", "loser")},
+		txnLog(t, cf, 2, UserTxnPayload{UserID: "u", ExpectRev: 0, Puts: []memory.Memory{mem("u", "E2", "loser")},
 			Side: []SideKV{{Space: SpaceFacts, Key: "F2", Value: fact}}}),
-		txnLog(t, 3, UserTxnPayload{UserID: "u", ExpectRev: 1, Side: []SideKV{{Space: SpaceSessions, Key: "run"}}}),
+		txnLog(t, cf, 3, UserTxnPayload{UserID: "u", ExpectRev: 1, Side: []SideKV{{Space: SpaceSessions, Key: "run"}}}),
 	})
 	if r := res[0].(ApplyResult); r.Conflict || r.Rev != 1 {
 		t.Fatalf("first txn: %+v", r)
@@ -63,13 +73,16 @@ func TestUserTxnRevisionGuardsEveryWrite(t *testing.T) {
 }
 
 func TestUserTxnDecodeRejectsForeignPutsAndSpaces(t *testing.T) {
-	b, _ := EncodeUserTxn(UserTxnPayload{UserID: "u", Puts: []memory.Memory{mem("other", "X", "x")}})
-	if _, err := DecodeCommand(b); !errors.Is(err, ErrUnknownCommand) {
-		t.Fatalf("a put of another user must not decode: %v", err)
-	}
-	b, _ = EncodeUserTxn(UserTxnPayload{UserID: "u", Side: []SideKV{{Space: 'i', Key: "", Value: json.RawMessage(`1`)}}})
-	if _, err := DecodeCommand(b); !errors.Is(err, ErrUnknownCommand) {
-		t.Fatalf("a write to the revision space must not decode: %v", err)
+	for _, cf := range commandFormats {
+		enc := Encoder{Commands: cf}
+		b, _ := enc.UserTxn(UserTxnPayload{UserID: "u", Puts: []memory.Memory{mem("other", "X", "x")}})
+		if _, err := DecodeCommand(b); !errors.Is(err, ErrUnknownCommand) {
+			t.Fatalf("format %d: a put of another user must not decode: %v", cf, err)
+		}
+		b, _ = enc.UserTxn(UserTxnPayload{UserID: "u", Side: []SideKV{{Space: 'i', Key: "", Value: json.RawMessage(`1`)}}})
+		if _, err := DecodeCommand(b); !errors.Is(err, ErrUnknownCommand) {
+			t.Fatalf("format %d: a write to the revision space must not decode: %v", cf, err)
+		}
 	}
 }
 

@@ -43,7 +43,7 @@ func TestVersionNamesVersionCommitAndFormats(t *testing.T) {
 	if f := got["meta_state"]; f.Writes != "2" || f.Reads != "1-2" || formats.Meta != 2 {
 		t.Errorf("meta_state: %+v", f)
 	}
-	if f := got["raft_command"]; f.Writes != "1" || f.Reads != "1" {
+	if f := got["raft_command"]; f.Writes != "2" || f.Reads != "1-2" {
 		t.Errorf("raft_command: %+v", f)
 	}
 	if f := got["vector_checkpoint"]; f.Writes != "2" || f.Reads != "1-2" {

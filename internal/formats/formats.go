@@ -12,8 +12,11 @@ const (
 	// embedding and the other fields in binary instead of JSON).
 	Record       = 3
 	RecordOldest = 1
-	// Command is the encoding of a shard's Raft log entries (storage/command.go).
-	Command = 1
+	// Command is the encoding of a shard's Raft log entries (storage/command.go); it reads
+	// CommandOldest..Command (1 carries a user transaction's header in JSON, 2 in binary fields; every other
+	// command is the same in both).
+	Command       = 2
+	CommandOldest = 1
 	// Snapshot is the shard snapshot stream (storage/snapshot.go).
 	Snapshot = 1
 	// Meta is the meta group's replicated state (cluster/meta.go); it reads MetaOldest..Meta.
