@@ -13,8 +13,9 @@ import (
 // old format until the last node runs the new build (a member dead but not removed counts, as it may come back
 // on its old build). Formats are never written back: once records of the new format exist, a node of an older
 // build cannot join the cluster again. Raft command formats follow the same rule (an entry an older build cannot
-// decode would halt its replica), but live only in the logs: once the entries are compacted away, an older build
-// can rejoin.
+// decode would halt its replica). They live only in the logs, but an older build that joins still halts: the
+// proposers write the newer format until the meta state holds the new member and they reconcile, and the log
+// after the last snapshot may hold such entries.
 
 // RecordFormat is the record format this node's proposals write: the newest every member reads.
 func (n *Node) RecordFormat() storage.RecordFormat {

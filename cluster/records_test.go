@@ -48,7 +48,8 @@ func TestProposalsWriteTheNewestCommandsEveryMemberReads(t *testing.T) {
 	}{
 		{name: "no members yet", want: storage.CommandJSON},
 		{name: "every member", nodes: map[string]int{"a": bin, "b": bin, "c": bin}, want: storage.CommandBinary},
-		{name: "a member of an older build", nodes: map[string]int{"a": bin, "b": 0, "c": bin}, want: storage.CommandJSON},
+		{name: "a member of an older build", nodes: map[string]int{"a": bin, "b": 0, "c": bin},
+			want: storage.CommandJSON},
 		{name: "a member of a newer build", nodes: map[string]int{"a": bin, "b": bin + 1}, want: storage.CommandBinary},
 		{name: "an older member removed", nodes: map[string]int{"a": bin, "b": 0},
 			states: map[string]string{"b": NodeRemoved}, want: storage.CommandBinary},

@@ -65,7 +65,8 @@ func (n *Node) reroutePropose(ctx context.Context, shard uint32, cmd []byte, ref
 	if _, err := n.nextOwner(ctx, shard, &backoff, users...); err != nil {
 		return storage.ApplyResult{}, fmt.Errorf("%w (%v)", refusal, err)
 	}
-	parts, err := cutByOwner(c, cmd, n.meta.State().Owner, storage.Encoder{Records: n.RecordFormat(), Commands: n.CommandFormat()})
+	enc := storage.Encoder{Records: n.RecordFormat(), Commands: n.CommandFormat()}
+	parts, err := cutByOwner(c, cmd, n.meta.State().Owner, enc)
 	if err != nil {
 		return storage.ApplyResult{}, err
 	}

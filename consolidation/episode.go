@@ -25,7 +25,8 @@ type Episode struct {
 // NoteEpisode is the episode of one user statement made at at, such as a passing state an agent was asked
 // to remember.
 func NoteEpisode(text string, at time.Time) Episode {
-	return newEpisode([]Message{{Role: RoleUser, Content: text, Time: at}}, BoundaryStart, SegmentOptions{}.withDefaults(), nil)
+	msgs := []Message{{Role: RoleUser, Content: text, Time: at}}
+	return newEpisode(msgs, BoundaryStart, SegmentOptions{}.withDefaults(), nil)
 }
 
 // newEpisode builds the episode of msgs; facts[i], when facts is not nil, says whether the built-in extraction

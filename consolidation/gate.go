@@ -35,7 +35,8 @@ var (
 		`considering|thinking (?:about|of)|planning to|plan to|want to|wanna|would like to|i'd like to|i'd love to|`+
 		`hope to|hoping to|if)\b`,
 		"maybe", "perhaps", "probably", "might", "not sure", "i think", "i guess", "i suppose", "considering",
-		"thinking about", "thinking of", "planning to", "plan to", "want to", "wanna", "would like to", "i'd like to", "i'd love to",
+		"thinking about", "thinking of", "planning to", "plan to", "want to", "wanna", "would like to", "i'd like to",
+		"i'd love to",
 		"hope to", "hoping to", "if")
 )
 

@@ -12,8 +12,9 @@ import (
 // iterated in sorted key order wherever floating-point sums are formed, so the same input
 // gives bit-identical scores on every replica.
 
-// words lower-cases s and splits it into runs of letters, digits and inner apostrophes ('’' counts as
-// '\”). A run that is already lower-case ASCII is a substring of s, not a copy: most words of most messages are.
+// words lower-cases s and splits it into runs of letters, digits and inner apostrophes (a typographic
+// apostrophe, U+2019, counts as an ASCII one). A run that is already lower-case ASCII is a substring of s, not a
+// copy: most words of most messages are.
 func words(s string) []string {
 	var out []string
 	var buf []byte
@@ -65,7 +66,7 @@ func wordEnd(s string, i int) (end int, plain bool) {
 
 func inWord(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '’' }
 
-// lowerWord appends w lower-cased, with '’' as '\”.
+// lowerWord appends w lower-cased, with each typographic apostrophe (U+2019) as an ASCII one.
 func lowerWord(buf []byte, w string) []byte {
 	for _, r := range w {
 		if r == '’' {

@@ -22,10 +22,10 @@ type CommandFormat byte
 
 // Command formats.
 const (
-	CommandJSON   CommandFormat = formats.CommandOldest
-	CommandBinary CommandFormat = formats.Command
+	CommandJSON   CommandFormat = 1
+	CommandBinary CommandFormat = 2
 	// CommandNewest is the newest format this build reads and writes.
-	CommandNewest = CommandBinary
+	CommandNewest CommandFormat = formats.Command
 )
 
 // commandVersion is the format byte of the commands that are the same in every format: the oldest, which every

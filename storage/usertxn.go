@@ -47,7 +47,7 @@ type UserTxnPayload struct {
 	ExpectRev uint64   `json:"expect_rev"`
 	Deletes   []string `json:"deletes,omitempty"` // memory ids
 	Side      []SideKV `json:"side,omitempty"`
-	// Puts are memory records, carried in the binary record format after the JSON header.
+	// Puts are memory records, carried in the record format after the header.
 	Puts []memory.Memory `json:"-"`
 }
 
@@ -132,8 +132,10 @@ func decodeTxnHeader(b []byte) (UserTxnPayload, error) {
 		kv := SideKV{Space: r.byte("side space"), Key: r.str("side key")}
 		switch r.byte("side value flag") {
 		case 0:
-		case 1:
-			kv.Value = r.raw("side value")
+		case 1: // a value, never empty: an empty one is written as a delete
+			if kv.Value = r.raw("side value"); len(kv.Value) == 0 {
+				r.fail("empty side value")
+			}
 		default:
 			r.fail("side value flag")
 		}

@@ -26,14 +26,15 @@ func flushTxn() UserTxnPayload {
 	for i := range 6 {
 		p.Side = append(p.Side, SideKV{Space: SpaceFacts, Key: fmt.Sprintf("F%03d", i),
 			Value: json.RawMessage(`{"statement":"user lives in Lisbon","confidence":0.8,"source":"m04"}`)},
-			SideKV{Space: SpaceHistory, Key: fmt.Sprintf("H%03d", i), Value: json.RawMessage(`{"op":"UPDATE","fact":"F001"}`)})
+			SideKV{Space: SpaceHistory, Key: fmt.Sprintf("H%03d", i),
+				Value: json.RawMessage(`{"op":"UPDATE","fact":"F001"}`)})
 	}
 	p.Side = append(p.Side, SideKV{Space: SpaceFacts, Key: "F-gone"}) // a delete
 	return p
 }
 
-// Both command formats carry the same transaction: decoded, the payloads are equal, an empty value included
-// (it deletes, as in the JSON header, where it is left out).
+// Both command formats carry the same transaction (of valid UTF-8 strings, which JSON keeps as they are): decoded,
+// the payloads are equal, an empty value included (it deletes, as in the JSON header, where it is left out).
 func TestUserTxnFormatsCarryTheSameTransaction(t *testing.T) {
 	cases := []UserTxnPayload{flushTxn(), {UserID: "u"}, {UserID: "u", ExpectRev: 1 << 40, Deletes: []string{"a"}},
 		{UserID: "u", Side: []SideKV{{Space: SpaceSamples, Key: "sig\x00t", Value: json.RawMessage{}}}}}
@@ -81,6 +82,10 @@ func TestUserTxnBinaryHeaderRefusesDamage(t *testing.T) {
 	bad[len(bad)-1] = 2 // the present flag
 	if _, err := decodeTxnHeader(bad); err == nil {
 		t.Fatal("a present flag of 2 decoded")
+	}
+	bad = append(bad[:len(bad)-1], 1, 0) // present, of length 0: only a delete is empty
+	if _, err := decodeTxnHeader(bad); err == nil {
+		t.Fatal("a present empty value decoded")
 	}
 	_, err := Encoder{Commands: CommandBinary}.UserTxn(UserTxnPayload{UserID: "u",
 		Side: []SideKV{{Space: SpaceFacts, Key: "k", Value: json.RawMessage(`{"open":`)}}})

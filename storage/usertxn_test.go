@@ -79,7 +79,8 @@ func TestUserTxnDecodeRejectsForeignPutsAndSpaces(t *testing.T) {
 		if _, err := DecodeCommand(b); !errors.Is(err, ErrUnknownCommand) {
 			t.Fatalf("format %d: a put of another user must not decode: %v", cf, err)
 		}
-		b, _ = enc.UserTxn(UserTxnPayload{UserID: "u", Side: []SideKV{{Space: 'i', Key: "", Value: json.RawMessage(`1`)}}})
+		rev := []SideKV{{Space: 'i', Key: "", Value: json.RawMessage(`1`)}}
+		b, _ = enc.UserTxn(UserTxnPayload{UserID: "u", Side: rev})
 		if _, err := DecodeCommand(b); !errors.Is(err, ErrUnknownCommand) {
 			t.Fatalf("format %d: a write to the revision space must not decode: %v", cf, err)
 		}

@@ -48,7 +48,8 @@ func registerDiskStats(reg prometheus.Registerer, db *storage.DB) {
 		s("memcluster_storage_synced_entries_total", "raft entries appended with a sync (shared by the syncs)",
 			prometheus.CounterValue, func(d storage.DiskStats) float64 { return float64(d.SyncedEntries) }),
 		s("memcluster_storage_write_stalls_total",
-			"times writes were held until memtable flushes or level-0 compactions caught up (every shard of the node waits)",
+			"times writes were held until memtable flushes or level-0 compactions caught up (every shard of the "+
+				"node waits)",
 			prometheus.CounterValue, func(d storage.DiskStats) float64 { return float64(d.WriteStalls) }),
 		s("memcluster_storage_write_stall_seconds_total", "seconds writes were held, a stall under way included",
 			prometheus.CounterValue, func(d storage.DiskStats) float64 { return d.WriteStallTime }),

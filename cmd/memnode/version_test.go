@@ -22,7 +22,8 @@ func TestVersionFlagPrintsVersionCommitAndFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"memnode version: v1.2.3\n", "commit: feedbeef\n", "go version: go", "data formats:",
-		"storage_keys       1\n", "memory_record      3 (reads 1-3)\n", "raft_command       2 (reads 1-2)\n", "shard_snapshot     1\n",
+		"storage_keys       1\n", "memory_record      3 (reads 1-3)\n", "raft_command       2 (reads 1-2)\n",
+		"shard_snapshot     1\n",
 		"meta_state         2 (reads 1-2)\n", "cold_segment       1\n", "fulltext_mapping   3\n"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("memnode --version lacks %q:\n%s", want, out.String())
