@@ -44,18 +44,21 @@ func (c Consolidator) Run(msgs []Message, existing []Fact, now time.Time) (Repor
 	if err := validateMessages(msgs); err != nil {
 		return Report{}, fmt.Errorf("consolidate: %w", err)
 	}
-	// The built-in extraction runs once a message: its candidates are decided below and tell the episodes'
-	// importance which user messages state a fact. A configured extractor leaves importance to run it.
-	extract, builtin := c.Extract, c.Extract == nil
-	if builtin {
+	// Each message is extracted once: its candidates are decided below and, with the built-in extraction, tell
+	// the episodes' importance which user messages state a fact (a configured extractor leaves importance to run
+	// the built-in one).
+	extract := c.Extract
+	if extract == nil {
 		extract = Extract
 	}
 	cands, rejs := make([][]Candidate, len(msgs)), make([][]Rejection, len(msgs))
+	for i, m := range msgs {
+		cands[i], rejs[i] = extract(m)
+	}
 	var facts []bool
-	if builtin {
+	if c.Extract == nil {
 		facts = make([]bool, len(msgs))
 		for i, m := range msgs {
-			cands[i], rejs[i] = extract(m)
 			facts[i] = m.Role == RoleUser && len(cands[i]) > 0
 		}
 	}
@@ -68,9 +71,6 @@ func (c Consolidator) Run(msgs []Message, existing []Fact, now time.Time) (Repor
 		rep.Episodes[i].ID = c.NewID(now)
 	}
 	for i, m := range msgs {
-		if !builtin {
-			cands[i], rejs[i] = extract(m)
-		}
 		rep.Rejections = append(rep.Rejections, rejs[i]...)
 		if err := rep.decideAll(cands[i], now, c); err != nil {
 			return Report{}, fmt.Errorf("consolidate message %q: %w", m.ID, err)

@@ -148,26 +148,20 @@ func (r *fieldReader) byte(what string) byte {
 }
 
 // raw is a length-prefixed byte string, copied.
-func (r *fieldReader) raw(what string) []byte {
+func (r *fieldReader) raw(what string) []byte { return bytes.Clone(r.field(what)) }
+
+func (r *fieldReader) str(what string) string { return string(r.field(what)) }
+
+// field is a length-prefixed byte string, in place.
+func (r *fieldReader) field(what string) []byte {
 	n := r.uvarint(what)
 	if n > uint64(len(r.b)) {
 		r.fail(what)
 		return nil
 	}
-	v := bytes.Clone(r.b[:n])
+	v := r.b[:n]
 	r.b = r.b[n:]
 	return v
-}
-
-func (r *fieldReader) str(what string) string {
-	n := r.uvarint(what)
-	if n > uint64(len(r.b)) {
-		r.fail(what)
-		return ""
-	}
-	s := string(r.b[:n])
-	r.b = r.b[n:]
-	return s
 }
 
 func (r *fieldReader) strs(what string) []string {
