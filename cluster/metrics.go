@@ -8,6 +8,10 @@ type metrics struct {
 	halted     prometheus.Counter
 	forwarded  *prometheus.CounterVec
 	rpcRetries prometheus.Counter
+	// shardOps times each shard operation this node coordinates, from routing to answer, retries included: a
+	// linearizable read's barrier, a proposal's commit and apply on the leader, or the round trip to the node
+	// leading the shard.
+	shardOps *prometheus.HistogramVec
 	// fanoutPartial counts shards missing from fan-out answers (deadline or error).
 	fanoutPartial prometheus.Counter
 	// leaderShed counts leadership transfers started because this node's disk turned read-only.
@@ -52,6 +56,9 @@ func newMetrics(reg prometheus.Registerer, n *Node) *metrics {
 			Help: "Shard operations sent to another node, by operation and outcome."}, []string{"op", "outcome"}),
 		rpcRetries: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_shard_rpc_retries_total",
 			Help: "Shard operations retried because the leader moved or was unknown."}),
+		shardOps: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "memcluster_shard_op_seconds",
+			Help:    "Shard operations coordinated by this node, by operation and whether stale reads were allowed, retries included.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"op", "stale"}),
 		fanoutPartial: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_fanout_shard_failures_total",
 			Help: "Shards left out of a fan-out answer because they erred or missed their deadline."}),
 		leaderShed: prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_leadership_shed_total",
@@ -109,7 +116,7 @@ func newMetrics(reg prometheus.Registerer, n *Node) *metrics {
 	cacheMisses := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "memcluster_record_cache_misses_total",
 		Help: "Record reads that missed the record cache and read Pebble."},
 		func() float64 { return float64(n.db.RecordCacheStats().Misses) })
-	for _, c := range []prometheus.Collector{cacheHits, cacheMisses, m.indexesLoading, m.halted, m.forwarded, m.rpcRetries, m.fanoutPartial, m.leaderShed,
+	for _, c := range []prometheus.Collector{cacheHits, cacheMisses, m.indexesLoading, m.halted, m.forwarded, m.rpcRetries, m.shardOps, m.fanoutPartial, m.leaderShed,
 		replicas, leaders, m.movesStarted, m.movesFinished, m.moveStepsFailed, m.movedBytes, m.movesInFlight,
 		m.transfers, m.replicaImbalance, m.leaderImbalance, m.splits, m.redirects, m.prunedResults,
 		m.heartbeatsCoalesced, m.heartbeatBatches, m.heartbeatsDirect, m.heartbeatsReceived,

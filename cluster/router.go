@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -93,7 +94,9 @@ func (n *Node) onShard(ctx context.Context, shard uint32, op string, stale bool,
 	local func(context.Context, *Replica) error, remote func(ctx context.Context, addr string) error) (err error) {
 	ctx, span := n.cfg.Tracer.Start(ctx, "shard."+op, trace.WithAttributes(
 		attribute.Int("memcluster.shard", int(shard)), attribute.Bool("memcluster.stale", stale)))
+	start := time.Now()
 	defer func() {
+		n.metrics.shardOps.WithLabelValues(op, strconv.FormatBool(stale)).Observe(time.Since(start).Seconds())
 		if err != nil {
 			span.RecordError(err)
 			span.SetStatus(codes.Error, err.Error())
