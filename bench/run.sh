@@ -33,7 +33,7 @@
 # Ports: memcluster 27480-27502 (HTTP/raft/gossip per node), etcd 27510-27515, footprint 27600-27602,
 #        recovery 31540-31562, search 27700-27722, LongMemEval 27800.
 # Environment: OUT (bench/out), REPS (3), DUR (5s), GOBENCHTIME (100ms), SKIP_GOBENCH=1, SKIP_PEERS=1 (reuse $OUT/peers.json), SKIP_REPORT=1 (leave docs/ alone),
-#              SKIP_WRITES=1, WRITE_ROUTE (leader), SKIP_SUSTAINED=1, SUSTAIN_DUR (120s), SKIP_FOOTPRINT=1, FOOTPRINT_TARGET (1000000), SKIP_CATCHUP=1, CATCHUP_TARGET (1000000), SKIP_SESSIONS=1, SESSION_RATE (55), SESSION_TURNS (20), SKIP_SEARCH=1, SKIP_LONGMEMEVAL=1, LONGMEMEVAL_FILE, WRITE_CLIENTS ("1 16 64"), TENANT_OTHERS (memories/users beside the small user, 1000000/10000: the aim's case, about 2.5 minutes a repetition).
+#              SKIP_WRITES=1, WRITE_ROUTE (leader), MEMNODE_EXTRA (more memnode flags for the write and session clusters), SKIP_SUSTAINED=1, SUSTAIN_DUR (120s), SKIP_FOOTPRINT=1, FOOTPRINT_TARGET (1000000), SKIP_CATCHUP=1, CATCHUP_TARGET (1000000), SKIP_SESSIONS=1, SESSION_RATE (55), SESSION_TURNS (20), SKIP_SEARCH=1, SKIP_LONGMEMEVAL=1, LONGMEMEVAL_FILE, WRITE_CLIENTS ("1 16 64"), TENANT_OTHERS (memories/users beside the small user, 1000000/10000: the aim's case, about 2.5 minutes a repetition).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh # ticks, settle
@@ -126,7 +126,7 @@ if [ -z "${SKIP_WRITES:-}" ]; then
     base=$((27470 + 10 * i))
     "$OUT/bin/memnode" --node-id "n$i" --data-dir "$OUT/memdata/n$i" --http-addr "127.0.0.1:$base" \
       --raft-addr "127.0.0.1:$((base + 1))" --gossip-addr "127.0.0.1:$((base + 2))" \
-      --bootstrap-expect 3 --join 127.0.0.1:27482 --gossip-profile local >"$OUT/memdata/n$i.log" 2>&1 &
+      --bootstrap-expect 3 --join 127.0.0.1:27482 --gossip-profile local ${MEMNODE_EXTRA:-} >"$OUT/memdata/n$i.log" 2>&1 &
     PIDS+=($!) MEMPIDS+=($!)
     ADDRS="$ADDRS${ADDRS:+,}http://127.0.0.1:$base"
   done

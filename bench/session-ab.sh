@@ -4,22 +4,31 @@
 # other round reversed): one run at RATES sessions a second in all ("55 0": make bench's open loop, then a closed
 # loop; 0 is closed), DUR (20s) each after 3 s of warm-up, 16 clients, with the CPU the three nodes spent per
 # consolidated message, during the run and until they are back near idle (bench/lib.sh's settle).
-# Usage: bench/session-ab.sh DIR [...], each DIR holding a build's memnode and memctl; env ROUNDS (2), RATES, DUR.
+# PRELOAD (a duration; none by default) first puts single memories at 64 clients for that long, then waits for
+# idle: make bench's sessions meet a cluster holding its write runs' puts.
+# Usage: bench/session-ab.sh DIR [...], each DIR holding a build's memnode and memctl; env ROUNDS (2), RATES, DUR,
+# PRELOAD.
 set -u
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 run() { # dir
-  local data pids rate t0 t1 drain a flags
+  local data pids rate t0 t1 drain a flags addrs=http://127.0.0.1:7480,http://127.0.0.1:7490,http://127.0.0.1:7500
   data=$(mktemp -d)
   export DATA=$data BIN=$1 MEMNODE_EXTRA="--shards 16 --replicas 3 --gossip-profile local"
   scripts/cluster.sh start >/dev/null || return
   pids=$(cat "$data"/n*.pid)
+  if [ -n "${PRELOAD:-}" ]; then
+    "$BIN/memctl" -o json bench write --clients 64 --duration "$PRELOAD" --route leader \
+      --addr-list "$addrs" >/dev/null 2>"$data/preload.err" ||
+      echo "$1: the preload failed: $(tail -1 "$data/preload.err")" >&2
+    SETTLE_MAX=600 settle $pids >/dev/null
+  fi
   for rate in ${RATES:-55 0}; do
     flags=
     [ "$rate" = 0 ] || flags="--rate $rate"
     t0=$(ticks $pids)
     "$BIN/memctl" -o json bench session --clients 16 --turns 20 --duration "${DUR:-20s}" --warmup 3s $flags \
-      --route leader --addr-list http://127.0.0.1:7480,http://127.0.0.1:7490,http://127.0.0.1:7500 \
+      --route leader --addr-list "$addrs" \
       >"$data/r$rate.json" 2>/dev/null
     t1=$(ticks $pids)
     read -r drain a < <(settle $pids) || echo "$1: a node exited during the run; see $data/n*.log" >&2
