@@ -71,6 +71,12 @@ type Options struct {
 	// written with, so the last level holds some uncompressed tables too. Changing the setting leaves older
 	// tables readable; compactions that rewrite them use the new one.
 	Compression string
+	// CompactionNicer is how many nice values below the process's priority Pebble's compactions run, each on a
+	// thread of its own (Linux; elsewhere at the process's priority); 0 or negative: at the process's. The
+	// replicas of a shard take the same writes, so the nodes' memtables fill, flush and compact at the same
+	// moments; on shared cores those bursts held up every raft group for seconds (docs/benchmarks.md). Memtable
+	// flushes stay at the process's priority: a slow flush stalls writes.
+	CompactionNicer int
 }
 
 func (o Options) withDefaults() Options {
@@ -172,6 +178,9 @@ func Open(dir string, opts Options) (*DB, error) {
 		}
 	}
 	setCompression(po, compression)
+	if opts.CompactionNicer > 0 {
+		po.EventListener.CompactionBegin = lowerCompactions(opts.CompactionNicer)
+	}
 	pdb, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("open pebble %s: %w", dir, err)

@@ -81,6 +81,7 @@ type config struct {
 	minFreeBytes  int64
 	groupCommit   time.Duration
 	compression   string
+	compactNice   int
 	recordCache   string
 	sessionWindow int
 	warmAfter     int
@@ -155,6 +156,7 @@ func (c *config) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.recordCache, "record-cache", "32MiB", "memory for records' bytes read by searches and gets, so that they cost the same however much the node holds (e.g. 64MiB); off: none")
 	fs.Int64Var(&c.minFreeBytes, "min-free-bytes", 256<<20, "free disk space below which the node turns read-only (writes get 507, reads go on); negative: off")
 	fs.DurationVar(&c.groupCommit, "group-commit-interval", storage.DefaultWALMinSyncInterval, "while the node's WAL syncs each cover several raft entries (many writers), hold a sync this long after the last so that more appends share it; a lone writer's syncs are not held once that average settles; 0: off (up to 50ms)")
+	fs.IntVar(&c.compactNice, "compaction-nice", 10, "nice values below the node's priority at which its Pebble compactions run, each on a thread of its own (Linux); 0: at the node's priority")
 	fs.StringVar(&c.compression, "storage-compression", storage.DefaultCompression, "how the node's Pebble tables are compressed: last-level (snappy in the tables compactions write into the last level, where data comes to rest; none in flushes and the compactions above: less CPU a write, more disk), none, or snappy (every table); tables written before stay readable")
 	fs.StringVar(&c.coldStore, "cold-store", "", "keep cold segments in this object store instead of the shards: s3://bucket?region=…&endpoint=…, or file:///dir that every node shares")
 	fs.IntVar(&c.warmAfter, "warm-restore-after", 3, "escalated reads of an archive entry that bring its memories back to the hot tier (0: never)")
@@ -228,6 +230,9 @@ func (c *config) finish() error {
 	if c.gcPacing != "auto" && c.gcPacing != "off" {
 		return fmt.Errorf("--gc-pacing %q: want auto or off", c.gcPacing)
 	}
+	if c.compactNice < 0 || c.compactNice > 19 {
+		return fmt.Errorf("--compaction-nice %d: want 0 to 19", c.compactNice)
+	}
 	if _, err := c.minHeadroom(); err != nil {
 		return err
 	}
@@ -247,7 +252,8 @@ const maxGroupCommit = 50 * time.Millisecond
 func (c *config) storageOptions(log *slog.Logger) storage.Options {
 	recordCache, _ := c.recordCacheBytes() // validated with the flags
 	return storage.Options{Logger: log, MinFreeBytes: c.minFreeBytes, RecordCacheSize: recordCache,
-		WALMinSyncInterval: c.walMinSyncInterval(), Compression: c.compression}
+		WALMinSyncInterval: c.walMinSyncInterval(), Compression: c.compression,
+		CompactionNicer: c.compactNice}
 }
 
 // walMinSyncInterval is --group-commit-interval as storage.Options.WALMinSyncInterval: negative for off.

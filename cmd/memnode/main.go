@@ -4,7 +4,13 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 )
+
+// The main goroutine keeps the main thread, so no other goroutine runs there: the work memnode runs on lowered
+// threads (full-text batches, Pebble's compactions) cannot lower the main thread, whose id is the process's
+// (internal/threadprio), and would run at the process's priority whenever it started there.
+func init() { runtime.LockOSThread() }
 
 func main() {
 	cmd := newRootCmd()

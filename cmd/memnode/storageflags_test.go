@@ -47,9 +47,11 @@ func TestStorageCompressionFlagNamesABadValue(t *testing.T) {
 // The storage flags reach the options the node opens its DB with.
 func TestStorageFlagsReachTheDB(t *testing.T) {
 	for args, want := range map[string]storage.Options{
-		"":                           {Compression: storage.DefaultCompression, WALMinSyncInterval: time.Millisecond},
-		"--storage-compression none": {Compression: "none", WALMinSyncInterval: time.Millisecond},
-		"--storage-compression snappy --group-commit-interval 0": {Compression: "snappy", WALMinSyncInterval: -1},
+		"": {Compression: storage.DefaultCompression, WALMinSyncInterval: time.Millisecond,
+			CompactionNicer: 10},
+		"--storage-compression none --compaction-nice 0": {Compression: "none", WALMinSyncInterval: time.Millisecond},
+		"--storage-compression snappy --group-commit-interval 0 --compaction-nice 19": {Compression: "snappy",
+			WALMinSyncInterval: -1, CompactionNicer: 19},
 	} {
 		var c config
 		fs := pflag.NewFlagSet("memnode", pflag.ContinueOnError)
@@ -58,9 +60,27 @@ func TestStorageFlagsReachTheDB(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := c.storageOptions(nil)
-		if got.Compression != want.Compression || got.WALMinSyncInterval != want.WALMinSyncInterval {
-			t.Errorf("%q: compression %q, sync interval %v; want %q, %v", args, got.Compression,
-				got.WALMinSyncInterval, want.Compression, want.WALMinSyncInterval)
+		if got.Compression != want.Compression || got.WALMinSyncInterval != want.WALMinSyncInterval ||
+			got.CompactionNicer != want.CompactionNicer {
+			t.Errorf("%q: compression %q, sync interval %v, compaction nice %d; want %q, %v, %d", args,
+				got.Compression, got.WALMinSyncInterval, got.CompactionNicer, want.Compression,
+				want.WALMinSyncInterval, want.CompactionNicer)
+		}
+	}
+}
+
+// --compaction-nice refuses what it cannot mean, naming the flag and its range.
+func TestCompactionNiceFlagNamesABadValue(t *testing.T) {
+	for _, c := range []struct{ flag, value, want string }{
+		{"--compaction-nice", "20", "--compaction-nice 20: want 0 to 19"},
+		{"--compaction-nice", "-1", "--compaction-nice -1: want 0 to 19"},
+	} {
+		cmd := newRootCmd()
+		cmd.SetArgs([]string{c.flag, c.value, "--node-id", "n1"})
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %s: %v, want %q", c.flag, c.value, err, c.want)
 		}
 	}
 }

@@ -1,0 +1,28 @@
+package storage
+
+import (
+	"runtime"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/memcluster/memcluster/internal/threadprio"
+)
+
+// lowerCompactions is the CompactionBegin listener that moves each of Pebble's compactions that rewrites tables
+// to a thread steps nice values below the process's. Pebble runs every compaction on a goroutine of its own that
+// ends with it (DB.compact), and calls CompactionBegin on that goroutine: the goroutine takes its thread
+// (LockOSThread) and never gives it back, so the lowered thread ends with the goroutine and no other goroutine
+// runs on it (internal/threadprio). A move or delete-only compaction only edits the LSM's manifest, under
+// Pebble's mutex, and keeps the process's priority. Where the thread cannot be lowered (the main thread, which
+// memnode keeps for its main goroutine, or not Linux) the compaction runs at the process's priority.
+func lowerCompactions(steps int) func(pebble.CompactionInfo) {
+	return func(info pebble.CompactionInfo) {
+		if info.Reason == "move" || info.Reason == "delete-only" {
+			return
+		}
+		runtime.LockOSThread()
+		if _, err := threadprio.Lower(steps); err != nil {
+			runtime.UnlockOSThread()
+		}
+	}
+}
