@@ -8,9 +8,9 @@ type metrics struct {
 	halted     prometheus.Counter
 	forwarded  *prometheus.CounterVec
 	rpcRetries prometheus.Counter
-	// shardOps times each shard operation this node coordinates, from routing to answer, retries included: a
-	// linearizable read's barrier, a proposal's commit and apply on the leader, or the round trip to the node
-	// leading the shard.
+	// shardOps times each shard operation this node coordinates, from routing to answer, retries included: a read
+	// with its barrier when linearizable, a proposal's commit and apply on the leader, or either's round trip to
+	// the node leading the shard.
 	shardOps *prometheus.HistogramVec
 	// fanoutPartial counts shards missing from fan-out answers (deadline or error).
 	fanoutPartial prometheus.Counter

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"runtime"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -14,8 +15,9 @@ import (
 // (LockOSThread) and never gives it back, so the lowered thread ends with the goroutine and no other goroutine
 // runs on it (internal/threadprio). A move or delete-only compaction only edits the LSM's manifest, under
 // Pebble's mutex, and keeps the process's priority. Where the thread cannot be lowered (the main thread, which
-// memnode keeps for its main goroutine, or not Linux) the compaction runs at the process's priority.
-func lowerCompactions(steps int) func(pebble.CompactionInfo) {
+// memnode keeps for its main goroutine, or not Linux) the compaction runs at the process's priority. lowered
+// counts the compactions that ran lowered (DiskStats.LoweredCompactions).
+func lowerCompactions(steps int, lowered *atomic.Int64) func(pebble.CompactionInfo) {
 	return func(info pebble.CompactionInfo) {
 		if info.Reason == "move" || info.Reason == "delete-only" {
 			return
@@ -23,6 +25,8 @@ func lowerCompactions(steps int) func(pebble.CompactionInfo) {
 		runtime.LockOSThread()
 		if _, err := threadprio.Lower(steps); err != nil {
 			runtime.UnlockOSThread()
+			return
 		}
+		lowered.Add(1)
 	}
 }

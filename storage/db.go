@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -72,10 +73,11 @@ type Options struct {
 	// tables readable; compactions that rewrite them use the new one.
 	Compression string
 	// CompactionNicer is how many nice values below the process's priority Pebble's compactions run, each on a
-	// thread of its own (Linux; elsewhere at the process's priority); 0 or negative: at the process's. The
-	// replicas of a shard take the same writes, so the nodes' memtables fill, flush and compact at the same
-	// moments; on shared cores those bursts held up every raft group for seconds (docs/benchmarks.md). Memtable
-	// flushes stay at the process's priority: a slow flush stalls writes.
+	// thread of its own (Linux; elsewhere at the process's priority); 0 or negative, the default: at the process's
+	// (memnode's --compaction-nice sets 10). The replicas of a shard take the same writes, so the nodes' memtables
+	// fill, flush and compact at about the same moments; on shared cores the seconds in which they compacted were
+	// the slow seconds of the write path (docs/benchmarks.md, "where the flush tail comes from"). Move and
+	// delete-only compactions and memtable flushes keep the process's priority: a slow flush stalls writes.
 	CompactionNicer int
 }
 
@@ -127,6 +129,8 @@ type DB struct {
 	opts   Options
 	health *diskHealth
 	pacer  *syncPacer // the WAL's group commit
+	// lowered counts the compactions that ran on a lowered thread (Options.CompactionNicer).
+	lowered *atomic.Int64
 
 	// closeMu orders Close after HeapBytes and DiskStats calls in flight (a background reader or a metrics
 	// scrape may outlive the node's jobs); once closed, HeapBytes answers 0 and DiskStats final, its values as
@@ -178,14 +182,15 @@ func Open(dir string, opts Options) (*DB, error) {
 		}
 	}
 	setCompression(po, compression)
+	lowered := new(atomic.Int64)
 	if opts.CompactionNicer > 0 {
-		po.EventListener.CompactionBegin = lowerCompactions(opts.CompactionNicer)
+		po.EventListener.CompactionBegin = lowerCompactions(opts.CompactionNicer, lowered)
 	}
 	pdb, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("open pebble %s: %w", dir, err)
 	}
-	d := &DB{db: pdb, log: opts.Logger, opts: opts, health: health, pacer: pacer}
+	d := &DB{db: pdb, log: opts.Logger, opts: opts, health: health, pacer: pacer, lowered: lowered}
 	if opts.RecordCacheSize > 0 {
 		d.records = newRecordCache(opts.RecordCacheSize)
 	}

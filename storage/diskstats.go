@@ -16,6 +16,9 @@ type DiskStats struct {
 	SyncedEntries   uint64  // what the synced writes counted in SyncedWrites carried (raft entries)
 	WriteStalls     int64   // times Pebble held writes until flushes or compactions caught up
 	WriteStallTime  float64 // seconds writes were held, a stall under way included
+	// LoweredCompactions counts the compactions that ran on a lowered thread (Options.CompactionNicer); with
+	// Compactions, it shows those that could not be lowered (moves and deletions are never).
+	LoweredCompactions int64
 }
 
 // DiskStats reads the DB's write counters; once the DB is closed, their values at Close.
@@ -33,7 +36,7 @@ func (d *DB) diskStats() DiskStats {
 	m := d.db.Metrics()
 	s := DiskStats{WALBytes: m.WAL.BytesWritten, Flushes: m.Flush.Count, Compactions: m.Compact.Count,
 		L0Tables: m.Levels[0].TablesCount, WALSyncs: d.pacer.syncs.Load(), WALSyncsHeld: d.pacer.held.Load(),
-		SyncedEntries: d.pacer.entries.Load()}
+		SyncedEntries: d.pacer.entries.Load(), LoweredCompactions: d.lowered.Load()}
 	n, t := d.health.stalls.read()
 	s.WriteStalls, s.WriteStallTime = n, t.Seconds()
 	// Summed here, not with Metrics.Total, which counts the WAL's bytes as flushed too.

@@ -53,6 +53,9 @@ func registerDiskStats(reg prometheus.Registerer, db *storage.DB) {
 			prometheus.CounterValue, func(d storage.DiskStats) float64 { return float64(d.WriteStalls) }),
 		s("memcluster_storage_write_stall_seconds_total", "seconds writes were held, a stall under way included",
 			prometheus.CounterValue, func(d storage.DiskStats) float64 { return d.WriteStallTime }),
+		s("memcluster_storage_compactions_lowered_total",
+			"compactions run on a thread below the node's priority (--compaction-nice)",
+			prometheus.CounterValue, func(d storage.DiskStats) float64 { return float64(d.LoweredCompactions) }),
 	}})
 }
 
