@@ -19,7 +19,7 @@ import (
 // counts the compactions that ran lowered (DiskStats.LoweredCompactions).
 func lowerCompactions(steps int, lowered *atomic.Int64) func(pebble.CompactionInfo) {
 	return func(info pebble.CompactionInfo) {
-		if info.Reason == "move" || info.Reason == "delete-only" {
+		if !rewritesTables(info) {
 			return
 		}
 		runtime.LockOSThread()
@@ -29,4 +29,10 @@ func lowerCompactions(steps int, lowered *atomic.Int64) func(pebble.CompactionIn
 		}
 		lowered.Add(1)
 	}
+}
+
+// rewritesTables reports whether a compaction reads and writes tables: a move or delete-only one only edits the
+// manifest.
+func rewritesTables(info pebble.CompactionInfo) bool {
+	return info.Reason != "move" && info.Reason != "delete-only"
 }

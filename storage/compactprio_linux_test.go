@@ -49,7 +49,7 @@ func TestCompactionsRunOnTheLoweredThread(t *testing.T) {
 	listener := &pebble.EventListener{
 		CompactionBegin: lowerCompactions(5, new(atomic.Int64)),
 		CompactionEnd: func(info pebble.CompactionInfo) {
-			if info.Reason == "move" || info.Reason == "delete-only" {
+			if !rewritesTables(info) {
 				return
 			}
 			n, _ := threadprio.Nice()
@@ -63,19 +63,7 @@ func TestCompactionsRunOnTheLoweredThread(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for round := range 3 {
-		for i := range 2000 { // the same keys each round, so that compactions merge rather than move tables
-			if err := db.Set(fmt.Appendf(nil, "k%05d", i), make([]byte, 1024), pebble.NoSync); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := db.Flush(); err != nil {
-			t.Fatalf("round %d: %v", round, err)
-		}
-	}
-	if err := db.Compact(t.Context(), []byte("k"), []byte("l"), true); err != nil {
-		t.Fatal(err)
-	}
+	overwriteAndCompact(t, db)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(seen) == 0 {
@@ -98,20 +86,27 @@ func TestLoweredCompactionsCompact(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for range 3 { // the same keys each round, so that compactions merge rather than move tables
+	overwriteAndCompact(t, db.Pebble())
+	if n := db.DiskStats().LoweredCompactions; n == 0 {
+		t.Fatalf("no compaction counted as lowered (%d in all)", db.Pebble().Metrics().Compact.Count)
+	}
+}
+
+// overwriteAndCompact writes the same 2,000 keys in three flushed rounds, so that compactions merge tables rather
+// than move them, and compacts them all.
+func overwriteAndCompact(t *testing.T, db *pebble.DB) {
+	t.Helper()
+	for round := range 3 {
 		for i := range 2000 {
-			if err := db.Pebble().Set(fmt.Appendf(nil, "k%05d", i), make([]byte, 1024), pebble.NoSync); err != nil {
+			if err := db.Set(fmt.Appendf(nil, "k%05d", i), make([]byte, 1024), pebble.NoSync); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := db.Pebble().Flush(); err != nil {
-			t.Fatal(err)
+		if err := db.Flush(); err != nil {
+			t.Fatalf("round %d: %v", round, err)
 		}
 	}
-	if err := db.Pebble().Compact(t.Context(), []byte("k"), []byte("l"), true); err != nil {
+	if err := db.Compact(t.Context(), []byte("k"), []byte("l"), true); err != nil {
 		t.Fatal(err)
-	}
-	if n := db.DiskStats().LoweredCompactions; n == 0 {
-		t.Fatalf("no compaction counted as lowered (%d in all)", db.Pebble().Metrics().Compact.Count)
 	}
 }

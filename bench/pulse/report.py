@@ -32,9 +32,10 @@ def total(m, pat, node=None):
     return sum(v for (n, k), v in m.items() if (node is None or n == node) and re.search(pat, k))
 
 
-FLUSH = r'memcluster_api_request_seconds.*op="session_flush"'
-PROPOSE = r'memcluster_shard_op_seconds.*op="propose"'
-SIDE = r'memcluster_shard_op_seconds.*op="side",stale="false"'
+# Histograms, as (name, labels) patterns: their _count and _sum lines are read.
+FLUSH = ('memcluster_api_request_seconds', r'.*op="session_flush"')
+PROPOSE = ('memcluster_shard_op_seconds', r'.*op="propose"')
+SIDE = ('memcluster_shard_op_seconds', r'.*op="side",stale="false"')
 
 
 def rows(snaps):
@@ -59,24 +60,26 @@ def main():
     for t, dt, m, pm, nodes in rows(snaps):
         def d(pat, node=None):
             return total(m, pat, node) - total(pm, pat, node)
-        fc = d(FLUSH.replace('seconds', 'seconds_count'))
-        fs = d(FLUSH.replace('seconds', 'seconds_sum'))
-        pc = d(PROPOSE.replace('seconds', 'seconds_count'))
-        ps = d(PROPOSE.replace('seconds', 'seconds_sum'))
-        sc = d(SIDE.replace('seconds', 'seconds_count'))
-        ss = d(SIDE.replace('seconds', 'seconds_sum'))
+
+        def mean(hist):
+            """How many of hist's events the pair saw, and their mean in milliseconds."""
+            name, labels = hist
+            c, s = d(name + '_count' + labels), d(name + '_sum' + labels)
+            return c, (s / c * 1000 if c > 0 else 0)
+        fc, fms = mean(FLUSH)
+        pc, pms = mean(PROPOSE)
+        _, sms = mean(SIDE)
         gc = [int(d('go_gc_duration_seconds_count', n) > 0) for n in nodes]
         comp, fl = int(d('memcluster_storage_compactions_total')), int(d('memcluster_storage_flushes_total'))
         if by_gc:
             if 0 < fc <= most * dt and dt < 3:
                 both = [max(a, b) for a, b in zip(gc, prev_gc or gc)]
-                groups[(sum(both), comp > 0)].append(fs / fc * 1000)
+                groups[(sum(both), comp > 0)].append(fms)
             prev_gc = gc
             continue
         cpu = ' '.join(f'{d("process_cpu_seconds_total", n) / dt:.2f}' for n in nodes)
         print(f'{datetime.datetime.fromtimestamp(t, datetime.timezone.utc):%H:%M:%S} '
-              f'flush {int(fc):4d}/{fs / fc * 1000 if fc else 0:6.1f}ms '
-              f'propose {int(pc):5d}/{ps / pc * 1000 if pc else 0:6.1f}ms side {ss / sc * 1000 if sc else 0:5.1f}ms '
+              f'flush {int(fc):4d}/{fms:6.1f}ms propose {int(pc):5d}/{pms:6.1f}ms side {sms:5.1f}ms '
               f'cpu {cpu} gc {gc} compactions {comp} flushes {fl} '
               f'batches_waiting {int(total(m, "memcluster_index_batches_waiting"))}')
     for (n, comp), v in sorted(groups.items()):
