@@ -37,10 +37,24 @@ func appendLog(dst []byte, l *raft.Log) []byte {
 	return dst
 }
 
-// encodedSize is an upper bound of appendLog's output, used to size the
-// batch up front.
+// encodedSize is the exact length of appendLog's output: StoreLogs has Pebble's batch reserve it and encodes the
+// entry in place.
 func encodedSize(l *raft.Log) int {
-	return 1 + 3*binary.MaxVarintLen64 + 1 + 2*binary.MaxVarintLen64 + len(l.Data) + len(l.Extensions) + binary.MaxVarintLen32
+	return 1 + uvarintLen(l.Index) + uvarintLen(l.Term) + 1 +
+		uvarintLen(uint64(len(l.Data))) + len(l.Data) + uvarintLen(uint64(len(l.Extensions))) + len(l.Extensions) +
+		varintLen(l.AppendedAt.Unix()) + uvarintLen(uint64(l.AppendedAt.Nanosecond()))
+}
+
+// uvarintLen is the length of binary.AppendUvarint's encoding of x.
+func uvarintLen(x uint64) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(b[:], x)
+}
+
+// varintLen is the length of binary.AppendVarint's encoding of x.
+func varintLen(x int64) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutVarint(b[:], x)
 }
 
 // decodeLog decodes b into l. b belongs to Pebble and is only valid until

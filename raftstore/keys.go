@@ -33,10 +33,18 @@ func newKeys(prefix []byte) keys {
 }
 
 func (k keys) logKey(index uint64) []byte {
-	b := make([]byte, len(k.logLo)+8)
+	b := make([]byte, k.logKeyLen())
+	k.putLogKey(b, index)
+	return b
+}
+
+// logKeyLen is the length of every log key.
+func (k keys) logKeyLen() int { return len(k.logLo) + 8 }
+
+// putLogKey writes index's log key into b, of logKeyLen bytes.
+func (k keys) putLogKey(b []byte, index uint64) {
 	copy(b, k.logLo)
 	binary.BigEndian.PutUint64(b[len(k.logLo):], index)
-	return b
 }
 
 // logIndex parses a key found by iterating the log keyspace. A key of the

@@ -141,16 +141,13 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 	}
 	size := 0
 	for _, l := range logs {
-		size += len(s.keys.logLo) + 8 + encodedSize(l)
+		size += s.keys.logKeyLen() + encodedSize(l)
 	}
 	b := s.db.NewBatchWithSize(size + 64*len(logs))
 	defer b.Close()
 	lo, hi := uint64(math.MaxUint64), uint64(0)
-	var val []byte
 	for _, l := range logs {
-		val = appendLog(val[:0], l)
-		// Batch.Set copies key and value, so val can be reused.
-		if err := b.Set(s.keys.logKey(l.Index), val, nil); err != nil {
+		if err := s.setLog(b, l); err != nil {
 			return fmt.Errorf("store logs %d-%d: %w", logs[0].Index, logs[len(logs)-1].Index, err)
 		}
 		lo, hi = min(lo, l.Index), max(hi, l.Index)
@@ -169,6 +166,18 @@ func (s *Store) StoreLogs(logs []*raft.Log) error {
 	s.last = max(s.last, hi)
 	s.boundsMu.Unlock()
 	return nil
+}
+
+// setLog adds l to b, its key and entry written straight into the batch's buffer (no copy of either on the heap).
+func (s *Store) setLog(b *pebble.Batch, l *raft.Log) error {
+	size := encodedSize(l)
+	op := b.SetDeferred(s.keys.logKeyLen(), size)
+	s.keys.putLogKey(op.Key, l.Index)
+	if n := len(appendLog(op.Value[:0], l)); n != size {
+		// Never: encodedSize is exact. Past the reserved bytes appendLog would have written elsewhere.
+		return fmt.Errorf("log %d: encoded %d bytes into the %d reserved", l.Index, n, size)
+	}
+	return op.Finish()
 }
 
 // countSync adds what a synced write carries to Options.Syncs: its raft entries, or 1.

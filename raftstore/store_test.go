@@ -39,8 +39,25 @@ func TestCodecRoundTrip(t *testing.T) {
 		if !sameLog(&got, l) || got.AppendedAt.IsZero() != l.AppendedAt.IsZero() {
 			t.Fatalf("round trip = %+v, want %+v", got, *l)
 		}
-		if n := len(appendLog(nil, l)); n > encodedSize(l) {
-			t.Fatalf("encoded %d bytes > encodedSize %d", n, encodedSize(l))
+		if n := len(appendLog(nil, l)); n != encodedSize(l) {
+			t.Fatalf("encoded %d bytes, encodedSize %d", n, encodedSize(l))
+		}
+	}
+}
+
+// StoreLogs reserves encodedSize bytes in its batch and encodes in place: the size must be exact at every
+// varint's boundaries and for times before 1970 (negative seconds) or zero.
+func TestEncodedSizeIsExact(t *testing.T) {
+	times := []time.Time{{}, time.Unix(0, 0), time.Unix(-1, 999_999_999), time.Unix(1<<40, 1), time.Now()}
+	for _, n := range []uint64{0, 1, 127, 128, 16383, 16384, 1<<63 - 1, 1 << 63, 1<<64 - 1} {
+		for _, size := range []int{0, 127, 128, 16384} {
+			for _, at := range times {
+				l := &raft.Log{Index: n, Term: n / 2, Data: make([]byte, size), Extensions: make([]byte, size/2),
+					AppendedAt: at}
+				if got, want := len(appendLog(nil, l)), encodedSize(l); got != want {
+					t.Fatalf("index %d, %d bytes, at %v: encoded %d, encodedSize %d", n, size, at, got, want)
+				}
+			}
 		}
 	}
 }
