@@ -117,17 +117,33 @@ func EncodePut(ms []memory.Memory) ([]byte, error) { return Encoder{}.Put(ms) }
 
 // Put encodes a put of one or more memories.
 func (e Encoder) Put(ms []memory.Memory) ([]byte, error) {
-	buf := []byte{commandVersion, byte(CmdPut)}
-	buf = binary.AppendUvarint(buf, uint64(len(ms)))
-	for i := range ms {
-		rec, err := EncodeMemoryAs(&ms[i], e.Records)
-		if err != nil {
-			return nil, err
-		}
-		buf = binary.AppendUvarint(buf, uint64(len(rec)))
-		buf = append(buf, rec...)
+	recs, n, err := e.records(ms)
+	if err != nil {
+		return nil, err
 	}
-	return buf, nil
+	return appendRecords(append(make([]byte, 0, 2+n), commandVersion, byte(CmdPut)), recs), nil
+}
+
+// records encodes ms in the encoder's record format, and says how many bytes appendRecords will add for them.
+func (e Encoder) records(ms []memory.Memory) (recs [][]byte, n int, err error) {
+	recs = make([][]byte, len(ms))
+	n = uvarintLen(uint64(len(ms)))
+	for i := range ms {
+		if recs[i], err = EncodeMemoryAs(&ms[i], e.Records); err != nil {
+			return nil, 0, err
+		}
+		n += uvarintLen(uint64(len(recs[i]))) + len(recs[i])
+	}
+	return recs, n, nil
+}
+
+// appendRecords appends the records of a put: their count, then each with its length.
+func appendRecords(b []byte, recs [][]byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(recs)))
+	for _, rec := range recs {
+		b = append(binary.AppendUvarint(b, uint64(len(rec))), rec...)
+	}
+	return b
 }
 
 // EncodeDelete encodes a delete.

@@ -101,6 +101,15 @@ func appendString(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
+// stringLen is the length of appendString's output.
+func stringLen(s string) int { return uvarintLen(uint64(len(s))) + len(s) }
+
+// uvarintLen is the length of binary.AppendUvarint's output.
+func uvarintLen(x uint64) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(b[:], x)
+}
+
 func appendStrings(b []byte, l []string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(l)))
 	for _, s := range l {

@@ -60,31 +60,33 @@ func EncodeUserTxn(p UserTxnPayload) ([]byte, error) { return Encoder{}.UserTxn(
 func (e Encoder) UserTxn(p UserTxnPayload) ([]byte, error) { return e.userTxn(CmdUserTxn, p) }
 
 func (e Encoder) userTxn(t CommandType, p UserTxnPayload) ([]byte, error) {
-	f, hdr, err := e.txnHeader(p)
-	if err != nil {
-		return nil, fmt.Errorf("encode user txn: %w", err)
-	}
-	puts, err := e.Put(p.Puts)
+	recs, recBytes, err := e.records(p.Puts)
 	if err != nil {
 		return nil, err
 	}
-	buf := make([]byte, 0, 2+binary.MaxVarintLen64+len(hdr)+len(puts)-2)
-	buf = append(buf, byte(f), byte(t))
-	buf = binary.AppendUvarint(buf, uint64(len(hdr)))
-	buf = append(buf, hdr...)
-	return append(buf, puts[2:]...), nil
-}
-
-// txnHeader encodes p's header in the encoder's command format, and says which format that is.
-func (e Encoder) txnHeader(p UserTxnPayload) (CommandFormat, []byte, error) {
+	var buf []byte
 	if e.Commands < CommandBinary {
 		hdr, err := json.Marshal(p)
-		return CommandJSON, hdr, err
+		if err != nil {
+			return nil, fmt.Errorf("encode user txn: %w", err)
+		}
+		buf = make([]byte, 0, 2+binary.MaxVarintLen64+len(hdr)+recBytes)
+		buf = append(binary.AppendUvarint(append(buf, byte(CommandJSON), byte(t)), uint64(len(hdr))), hdr...)
+	} else {
+		if err := checkSideValues(p.Side); err != nil {
+			return nil, fmt.Errorf("encode user txn: %w", err)
+		}
+		// One buffer of the command's size, the header written into it: a flush's header carries its session,
+		// kilobytes that growing a buffer of its own, then copying it, would allocate several times over.
+		n := txnHeaderLen(p)
+		buf = make([]byte, 0, 2+binary.MaxVarintLen64+n+recBytes)
+		buf = binary.AppendUvarint(append(buf, byte(CommandBinary), byte(t)), uint64(n))
+		start := len(buf)
+		if buf = appendTxnHeader(buf, p); len(buf)-start != n {
+			return nil, fmt.Errorf("encode user txn: header of %d bytes, sized %d", len(buf)-start, n) // never
+		}
 	}
-	if err := checkSideValues(p.Side); err != nil {
-		return 0, nil, err
-	}
-	return CommandBinary, appendTxnHeader(nil, p), nil
+	return appendRecords(buf, recs), nil
 }
 
 // checkSideValues refuses a value that is not JSON, as json.Marshal does in the JSON header: nothing a replica
@@ -101,6 +103,22 @@ func checkSideValues(side []SideKV) error {
 // appendTxnHeader appends p's header in binary fields: user id, expected revision, deleted ids, then each side
 // write as space, key, and a present flag (0: delete) followed by the value. An empty value deletes, as the
 // JSON header's omitted one does.
+// txnHeaderLen is the length of appendTxnHeader's output.
+func txnHeaderLen(p UserTxnPayload) int {
+	n := stringLen(p.UserID) + uvarintLen(p.ExpectRev) + uvarintLen(uint64(len(p.Deletes)))
+	for _, d := range p.Deletes {
+		n += stringLen(d)
+	}
+	n += uvarintLen(uint64(len(p.Side)))
+	for _, kv := range p.Side {
+		n += 1 + stringLen(kv.Key) + 1
+		if len(kv.Value) > 0 {
+			n += uvarintLen(uint64(len(kv.Value))) + len(kv.Value)
+		}
+	}
+	return n
+}
+
 func appendTxnHeader(b []byte, p UserTxnPayload) []byte {
 	b = appendString(b, p.UserID)
 	b = binary.AppendUvarint(b, p.ExpectRev)
