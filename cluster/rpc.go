@@ -161,7 +161,7 @@ func (n *Node) handlePropose(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	body, err := readCommand(r, maxForwardedCommand)
 	if err != nil {
 		writeRPCError(w, &rpcError{Code: "invalid", Message: err.Error()})
 		return
@@ -172,6 +172,23 @@ func (n *Node) handlePropose(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, proposeReply{Deleted: res.Deleted, Conflict: res.Conflict, Rev: res.Rev})
+}
+
+// maxForwardedCommand bounds the body of a forwarded proposal.
+const maxForwardedCommand = 64 << 20
+
+// readCommand reads a forwarded command into one slice of the length the coordinator declared, which it always
+// does (the slice becomes the raft entry, so it cannot come from a pool); without a length, as io.ReadAll grows
+// it, to limit bytes.
+func readCommand(r *http.Request, limit int64) ([]byte, error) {
+	if n := r.ContentLength; n > 0 && n <= limit {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(r.Body, b); err != nil {
+			return nil, fmt.Errorf("read command of %d bytes: %w", n, err)
+		}
+		return b, nil
+	}
+	return io.ReadAll(io.LimitReader(r.Body, limit))
 }
 
 func (n *Node) proposeLocal(ctx context.Context, rep *Replica, cmd []byte) (storage.ApplyResult, error) {
