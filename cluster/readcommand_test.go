@@ -10,7 +10,7 @@ import (
 )
 
 // A forwarded command is read whole into a slice of its declared length; a body shorter than declared is an
-// error, and one without a length is read to the limit.
+// error, and so is one over the limit, declared or not.
 func TestReadCommand(t *testing.T) {
 	cmd := bytes.Repeat([]byte("c"), 5000)
 	r := httptest.NewRequest("POST", "/internal/v1/shards/0/propose", bytes.NewReader(cmd))
@@ -25,9 +25,20 @@ func TestReadCommand(t *testing.T) {
 		t.Fatalf("short body: %v, want unexpected EOF", err)
 	}
 
-	r = httptest.NewRequest("POST", "/internal/v1/shards/0/propose", io.NopCloser(strings.NewReader("abcdef")))
-	r.ContentLength = -1
-	if got, err := readCommand(r, 4); err != nil || string(got) != "abcd" {
-		t.Fatalf("no length: %q, %v", got, err)
+	for _, declared := range []bool{false, true} {
+		for body, over := range map[string]bool{"abcdef": true, "abcd": false} {
+			r = httptest.NewRequest("POST", "/internal/v1/shards/0/propose", io.NopCloser(strings.NewReader(body)))
+			r.ContentLength = -1
+			if declared {
+				r.ContentLength = int64(len(body))
+			}
+			got, err := readCommand(r, 4)
+			if over && (err == nil || !strings.Contains(err.Error(), "over the 4")) {
+				t.Fatalf("%q, length declared %v, over the limit: %v", body, declared, err)
+			}
+			if !over && (err != nil || string(got) != body) {
+				t.Fatalf("%q, length declared %v, at the limit: %q, %v", body, declared, got, err)
+			}
+		}
 	}
 }

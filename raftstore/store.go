@@ -174,7 +174,8 @@ func (s *Store) setLog(b *pebble.Batch, l *raft.Log) error {
 	op := b.SetDeferred(s.keys.logKeyLen(), size)
 	s.keys.putLogKey(op.Key, l.Index)
 	if n := len(appendLog(op.Value[:0], l)); n != size {
-		// Never: encodedSize is exact. Past the reserved bytes appendLog would have written elsewhere.
+		// Never: encodedSize is exact. A longer entry went past the reservation (into the batch's spare bytes or
+		// a new array); the batch is closed uncommitted.
 		return fmt.Errorf("log %d: encoded %d bytes into the %d reserved", l.Index, n, size)
 	}
 	return op.Finish()

@@ -68,9 +68,10 @@ type ckptWriter struct {
 	version int // 0: checkpointVersion (tests write older ones)
 }
 
-// ckptBuffer is the checkpoint writer's buffer. Each shard taking writes checkpoints up to every 30 s, so a node's
-// shards write one every two seconds or so, most of them small; a megabyte each (as before) was one of the larger
-// allocations of a consolidating node. A checkpoint of 100 MB still takes only 1,600 writes.
+// ckptBuffer is the checkpoint writer's buffer. Each shard taking writes checkpoints at most once every 30 s, so
+// a node's shards write one every two seconds or so, most of them small; a megabyte each (as before) was one of
+// the larger allocations of a consolidating node. A checkpoint of 100 MB still takes only 1,600 writes (some under
+// the index's read lock, as before: the same bytes in smaller calls).
 const ckptBuffer = 64 << 10
 
 func newCkptWriter(w io.Writer) *ckptWriter {

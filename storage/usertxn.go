@@ -103,22 +103,6 @@ func checkSideValues(side []SideKV) error {
 // appendTxnHeader appends p's header in binary fields: user id, expected revision, deleted ids, then each side
 // write as space, key, and a present flag (0: delete) followed by the value. An empty value deletes, as the
 // JSON header's omitted one does.
-// txnHeaderLen is the length of appendTxnHeader's output.
-func txnHeaderLen(p UserTxnPayload) int {
-	n := stringLen(p.UserID) + uvarintLen(p.ExpectRev) + uvarintLen(uint64(len(p.Deletes)))
-	for _, d := range p.Deletes {
-		n += stringLen(d)
-	}
-	n += uvarintLen(uint64(len(p.Side)))
-	for _, kv := range p.Side {
-		n += 1 + stringLen(kv.Key) + 1
-		if len(kv.Value) > 0 {
-			n += uvarintLen(uint64(len(kv.Value))) + len(kv.Value)
-		}
-	}
-	return n
-}
-
 func appendTxnHeader(b []byte, p UserTxnPayload) []byte {
 	b = appendString(b, p.UserID)
 	b = binary.AppendUvarint(b, p.ExpectRev)
@@ -134,6 +118,22 @@ func appendTxnHeader(b []byte, p UserTxnPayload) []byte {
 		b = append(b, kv.Value...)
 	}
 	return b
+}
+
+// txnHeaderLen is the length of appendTxnHeader's output.
+func txnHeaderLen(p UserTxnPayload) int {
+	n := stringLen(p.UserID) + uvarintLen(p.ExpectRev) + uvarintLen(uint64(len(p.Deletes)))
+	for _, d := range p.Deletes {
+		n += stringLen(d)
+	}
+	n += uvarintLen(uint64(len(p.Side)))
+	for _, kv := range p.Side {
+		n += 1 + stringLen(kv.Key) + 1
+		if len(kv.Value) > 0 {
+			n += uvarintLen(uint64(len(kv.Value))) + len(kv.Value)
+		}
+	}
+	return n
 }
 
 func decodeTxnHeader(b []byte) (UserTxnPayload, error) {

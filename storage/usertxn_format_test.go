@@ -106,8 +106,11 @@ func TestUserTxnBinaryHeaderRefusesDamage(t *testing.T) {
 func TestTxnHeaderLenIsExact(t *testing.T) {
 	long := UserTxnPayload{UserID: strings.Repeat("u", 200), ExpectRev: 1<<64 - 1,
 		Deletes: []string{strings.Repeat("d", 127), strings.Repeat("d", 128), ""}}
-	long.Side = []SideKV{{Space: SpaceFacts, Key: strings.Repeat("k", 16384), Value: json.RawMessage(strings.Repeat("1", 127))},
-		{Space: SpaceSessions, Key: "", Value: json.RawMessage(strings.Repeat("2", 16384))}, {Space: SpaceFacts, Key: "gone"}}
+	long.Side = []SideKV{
+		{Space: SpaceFacts, Key: strings.Repeat("k", 16384), Value: json.RawMessage(strings.Repeat("1", 127))},
+		{Space: SpaceSessions, Key: "", Value: json.RawMessage(strings.Repeat("2", 16384))},
+		{Space: SpaceFacts, Key: "gone"},
+	}
 	for i, p := range []UserTxnPayload{flushTxn(), {}, {UserID: "u", ExpectRev: 127}, {ExpectRev: 128}, long} {
 		if got, want := txnHeaderLen(p), len(appendTxnHeader(nil, p)); got != want {
 			t.Fatalf("case %d: txnHeaderLen %d, header %d bytes", i, got, want)
