@@ -174,22 +174,18 @@ func (n *Node) handlePropose(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, proposeReply{Deleted: res.Deleted, Conflict: res.Conflict, Rev: res.Rev})
 }
 
-// maxForwardedCommand bounds the body of a forwarded proposal; maxCommandPresize bounds what a declared length
-// reserves before any byte arrives (internal/httpjson's rule).
-const (
-	maxForwardedCommand = 64 << 20
-	maxCommandPresize   = 8 << 20
-)
+// maxForwardedCommand bounds the body of a forwarded proposal.
+const maxForwardedCommand = 64 << 20
 
 // readCommand reads a forwarded command, refusing one over limit bytes. A declared length up to
-// maxCommandPresize, which the coordinator always sends, sizes the slice exactly: it becomes the raft entry, so
+// httpjson.MaxPresize, which the coordinator always sends, sizes the slice exactly: it becomes the raft entry, so
 // it cannot come from a pool. Without one, or above, the slice grows as io.ReadAll grows it.
 func readCommand(r *http.Request, limit int64) ([]byte, error) {
 	n := r.ContentLength
 	if n > limit {
 		return nil, fmt.Errorf("command of %d bytes: over the %d allowed", n, limit)
 	}
-	if n > 0 && n <= maxCommandPresize {
+	if n > 0 && n <= httpjson.MaxPresize {
 		b := make([]byte, n)
 		if _, err := io.ReadFull(r.Body, b); err != nil {
 			return nil, fmt.Errorf("read command of %d bytes: %w", n, err)

@@ -12,12 +12,12 @@ import (
 	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
-const (
-	// maxPooled: a buffer that grew past this (a large answer) is left to the collector rather than kept.
-	maxPooled = 4 << 20
-	// maxPresize caps how much a declared Content-Length reserves before any byte arrives.
-	maxPresize = 8 << 20
-)
+// MaxPresize caps how much a declared Content-Length reserves before any byte arrives, here and for every body
+// the nodes read.
+const MaxPresize = 8 << 20
+
+// maxPooled: a buffer that grew past this (a large answer) is left to the collector rather than kept.
+const maxPooled = 4 << 20
 
 var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
@@ -58,7 +58,7 @@ func Write(w http.ResponseWriter, status int, v any) error {
 func Read(r io.Reader, size int64, out any) error {
 	b := getBuffer()
 	defer putBuffer(b)
-	if size > 0 && size <= maxPresize {
+	if size > 0 && size <= MaxPresize {
 		// MinRead more: ReadFrom wants that much room free before the read that sees the end.
 		b.Grow(int(size) + bytes.MinRead)
 	}
