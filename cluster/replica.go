@@ -178,6 +178,28 @@ func mapRaftErr(err error) error {
 // ReadBarrier returns once this replica's state reflects every write acknowledged before the call: it must lead,
 // confirm its leadership with a quorum, and have applied its commit index (the read-index protocol).
 func (r *Replica) ReadBarrier(ctx context.Context) error {
+	if err := r.waitReadable(ctx); err != nil {
+		return err
+	}
+	idx := r.raft.CommitIndex()
+	if err := futureError(ctx, r.raft.VerifyLeader()); err != nil {
+		return mapRaftErr(err)
+	}
+	return r.waitApplied(ctx, idx)
+}
+
+// appliedBarrier is ReadBarrier without the quorum's confirmation: this replica leads as far as it knows and has
+// applied its commit index. A deposed leader that has not noticed passes it, so what is read after it may miss
+// writes a newer leader acknowledged (see Unconfirmed).
+func (r *Replica) appliedBarrier(ctx context.Context) error {
+	if err := r.waitReadable(ctx); err != nil {
+		return err
+	}
+	return r.waitApplied(ctx, r.raft.CommitIndex())
+}
+
+// waitReadable waits until this replica leads and has applied a barrier in its term.
+func (r *Replica) waitReadable(ctx context.Context) error {
 	if !r.IsLeader() {
 		return ErrNotLeader
 	}
@@ -189,11 +211,12 @@ func (r *Replica) ReadBarrier(ctx context.Context) error {
 			return ErrNotLeader
 		}
 	}
-	idx := r.raft.CommitIndex()
-	if err := futureError(ctx, r.raft.VerifyLeader()); err != nil {
-		return mapRaftErr(err)
-	}
-	// raft's applied index, not the FSM's: noop and barrier entries never reach the FSM.
+	return nil
+}
+
+// waitApplied waits until raft has applied idx; raft's applied index, not the FSM's: noop and barrier entries
+// never reach the FSM.
+func (r *Replica) waitApplied(ctx context.Context, idx uint64) error {
 	for r.raft.AppliedIndex() < idx {
 		if err := sleepCtx(ctx, time.Millisecond); err != nil {
 			return err

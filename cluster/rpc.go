@@ -98,7 +98,7 @@ func (n *Node) InternalHandler() http.Handler {
 	mux.HandleFunc("GET /internal/v1/node", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, n.Report())
 	})
-	return withIdentity(mux)
+	return withIdentity(withReadMode(mux))
 }
 
 // traced continues the caller's trace (W3C trace context in the headers) in a server span on this node.
@@ -353,6 +353,9 @@ func (n *Node) call(ctx context.Context, method, addr, path string, q url.Values
 	}
 	if id, ok := tenant.From(ctx); ok {
 		req.Header.Set(tenant.Header, id.Encode())
+	}
+	if IsUnconfirmed(ctx) {
+		req.Header.Set(readModeHeader, readModeUnconfirmed)
 	}
 	traceContext.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := n.http.Do(req)

@@ -108,6 +108,9 @@ func barrier(ctx context.Context, r *Replica, stale bool) error {
 	if r.handsOn() {
 		return ErrNotLeader // elected while its indexes load: it hands the leadership on (loading.go)
 	}
+	if IsUnconfirmed(ctx) {
+		return r.appliedBarrier(ctx)
+	}
 	return r.ReadBarrier(ctx)
 }
 

@@ -17,6 +17,9 @@ type metrics struct {
 	decisions *prometheus.CounterVec
 	triggers  *prometheus.CounterVec
 	conflicts prometheus.Counter
+	// reconfirmed: transactions decided again on confirmed reads because their first decision, on unconfirmed
+	// reads, would have answered without a commit.
+	reconfirmed prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -38,7 +41,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		Help: "Consolidation triggers fired: flush, end, remember, consolidate, correction, anomaly, idle."}, []string{"trigger"})
 	m.conflicts = prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_user_txn_conflicts_total",
 		Help: "User transactions decided again because the user's state changed meanwhile."})
-	for _, c := range []prometheus.Collector{m.requests, m.latency, m.decisions, m.triggers, m.conflicts} {
+	m.reconfirmed = prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_user_txn_reconfirmed_total",
+		Help: "User transactions decided again on confirmed reads because the first decision would not commit."})
+	for _, c := range []prometheus.Collector{m.requests, m.latency, m.decisions, m.triggers, m.conflicts,
+		m.reconfirmed} {
 		_ = reg.Register(c)
 	}
 	return m

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memcluster/memcluster/apiv1"
+	"github.com/memcluster/memcluster/cluster"
 	"github.com/memcluster/memcluster/consolidation"
 	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/storage"
@@ -125,10 +126,25 @@ func (s *Server) transactCtx(ctx context.Context, user string, decide func(ctx c
 	}
 	for attempt := 0; attempt < maxConflictRetries; attempt++ {
 		t := &userTxn{user: user, now: s.opts.Now().UTC(), ids: s.ids}
-		if err := decide(ctx, shard, t); err != nil {
+		// The first attempt reads without confirming the leader's leadership (cluster.Unconfirmed): its commit
+		// is conditional on the user's revision, so a read that missed a write conflicts and the next attempt
+		// reads confirmed. An attempt that would answer without a commit (an error, nothing to change) answers
+		// from what it read, so it is decided again on confirmed reads first.
+		confirmed := attempt > 0 || s.opts.ConfirmTxnReads
+		dctx := ctx
+		if !confirmed {
+			dctx = cluster.Unconfirmed(ctx)
+		}
+		err := decide(dctx, shard, t)
+		noop := len(t.puts) == 0 && len(t.side) == 0 && len(t.deletes) == 0
+		if !confirmed && (err != nil || noop) && ctx.Err() == nil {
+			s.metrics.reconfirmed.Inc()
+			continue
+		}
+		if err != nil {
 			return err
 		}
-		if len(t.puts) == 0 && len(t.side) == 0 && len(t.deletes) == 0 {
+		if noop {
 			return nil // nothing to change
 		}
 		if err := s.embedAll(ctx, t.puts); err != nil {

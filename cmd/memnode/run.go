@@ -185,7 +185,8 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	}
 	api := server.New(node, emb, server.Options{MaxBodyBytes: c.maxBodyBytes, Logger: log, Registry: reg, Pprof: c.pprof, Auth: auth, MaxInFlight: c.maxInFlight, NodeCerts: nodeTLS != nil,
 		TenantRate: c.tenantRate, TenantBurst: c.tenantBurst, Now: offsetClock(c.clockOffset),
-		Tracer: tp.Tracer("memcluster/server"), Extract: extract, Rerank: rerank, RerankCandidates: c.rerankTop, Model: model, WarmRestoreAfter: warmRestoreAfter(c.warmAfter), ColdStore: cold})
+		Tracer: tp.Tracer("memcluster/server"), Extract: extract, Rerank: rerank, RerankCandidates: c.rerankTop, Model: model, WarmRestoreAfter: warmRestoreAfter(c.warmAfter), ColdStore: cold,
+		ConfirmTxnReads: c.confirmReads})
 	mcpHandler, err := mcpadapter.NewHTTPHandler(mcpadapter.HTTPOptions{API: api, Version: buildinfo.Get().Version,
 		MaxBodyBytes: c.maxBodyBytes, Logger: log})
 	if err != nil {
