@@ -108,7 +108,7 @@ func (s *Server) handleRemember(w http.ResponseWriter, r *http.Request, c *decod
 		return
 	}
 	var res apiv1.ConsolidationResult
-	done := s.transact(w, r, user, func(ctx context.Context, shard uint32, t *userTxn) error {
+	done := s.transact(w, r, user, readsSideOnly, func(ctx context.Context, shard uint32, t *userTxn) error {
 		at := t.now
 		if req.Time != nil {
 			at = req.Time.UTC()

@@ -38,7 +38,7 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request, c *decoded
 		return
 	}
 	var resp apiv1.ImportResponse
-	if !s.transact(w, r, c.user, func(ctx context.Context, shard uint32, t *userTxn) error {
+	if !s.transact(w, r, c.user, readsMemories, func(ctx context.Context, shard uint32, t *userTxn) error {
 		resp = apiv1.ImportResponse{UserID: c.user, Counts: map[string]apiv1.ImportCounts{}}
 		return s.importInto(ctx, shard, t, req, resp.Counts)
 	}) {

@@ -86,11 +86,24 @@ var (
 	errEmbedding = errors.New("embedding failed")
 )
 
+// txnReads is what a transaction's decision reads, which decides how its first decision reads.
+type txnReads bool
+
+const (
+	// readsMemories: memory records too. Plain puts and deletes do not move the user's revision, so the commit's
+	// condition does not cover them, and every read is confirmed with a quorum.
+	readsMemories txnReads = false
+	// readsSideOnly: only side records (sessions, facts), every change of which moves the user's revision. The
+	// first decision reads the leader's applied state unconfirmed (cluster.Unconfirmed): a read that missed a
+	// write makes the commit conflict, and the next decision reads confirmed.
+	readsSideOnly txnReads = true
+)
+
 // transact runs decide until its transaction commits without a conflict, and answers failures itself.
-func (s *Server) transact(w http.ResponseWriter, r *http.Request, user string,
+func (s *Server) transact(w http.ResponseWriter, r *http.Request, user string, reads txnReads,
 	decide func(ctx context.Context, shard uint32, t *userTxn) error) bool {
 	named := false
-	err := s.transactCtx(r.Context(), user, func(ctx context.Context, shard uint32, t *userTxn) error {
+	err := s.transactCtx(r.Context(), user, reads, func(ctx context.Context, shard uint32, t *userTxn) error {
 		if !named {
 			s.nameLeader(w, shard)
 			named = true
@@ -119,18 +132,17 @@ func (s *Server) failTxn(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // transactCtx is transact without HTTP: background jobs (the idle-session sweeper) use it too.
-func (s *Server) transactCtx(ctx context.Context, user string, decide func(ctx context.Context, shard uint32, t *userTxn) error) error {
+func (s *Server) transactCtx(ctx context.Context, user string, reads txnReads,
+	decide func(ctx context.Context, shard uint32, t *userTxn) error) error {
 	shard, err := s.c.ShardFor(ctx, user)
 	if err != nil {
 		return err
 	}
 	for attempt := 0; attempt < maxConflictRetries; attempt++ {
 		t := &userTxn{user: user, now: s.opts.Now().UTC(), ids: s.ids}
-		// The first attempt reads without confirming the leader's leadership (cluster.Unconfirmed): its commit
-		// is conditional on the user's revision, so a read that missed a write conflicts and the next attempt
-		// reads confirmed. An attempt that would answer without a commit (an error, nothing to change) answers
-		// from what it read, so it is decided again on confirmed reads first.
-		confirmed := attempt > 0 || s.opts.ConfirmTxnReads
+		// A first decision on unconfirmed reads (readsSideOnly) that would answer without a commit (an error,
+		// nothing to change) would answer from what it read, so it is decided again on confirmed reads first.
+		confirmed := attempt > 0 || reads == readsMemories || s.opts.ConfirmTxnReads
 		dctx := ctx
 		if !confirmed {
 			dctx = cluster.Unconfirmed(ctx)

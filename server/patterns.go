@@ -19,7 +19,7 @@ const maxPatternEpisodes = 500
 func (s *Server) handleConsolidate(w http.ResponseWriter, r *http.Request, c *decoded[noFields]) {
 	user := c.user
 	var res apiv1.ConsolidateResponse
-	done := s.transact(w, r, user, func(ctx context.Context, shard uint32, t *userTxn) error {
+	done := s.transact(w, r, user, readsMemories, func(ctx context.Context, shard uint32, t *userTxn) error {
 		facts, err := s.readFacts(ctx, shard, t)
 		if err != nil {
 			return err
@@ -38,7 +38,7 @@ func (s *Server) handleConsolidate(w http.ResponseWriter, r *http.Request, c *de
 func (s *Server) handleCorrect(w http.ResponseWriter, r *http.Request, c *decoded[apiv1.CorrectRequest]) {
 	user, req := c.user, c.body
 	var res apiv1.ConsolidateResponse
-	done := s.transact(w, r, user, func(ctx context.Context, shard uint32, t *userTxn) error {
+	done := s.transact(w, r, user, readsMemories, func(ctx context.Context, shard uint32, t *userTxn) error {
 		prev, err := s.readPatterns(ctx, shard, t)
 		if err != nil {
 			return err

@@ -112,8 +112,9 @@ type Options struct {
 	// RerankCandidates is how many of the best pipeline results are sent to Rerank; default 30.
 	RerankCandidates int
 	// ConfirmTxnReads confirms every read of a memory-model transaction with a quorum (the read-index protocol)
-	// before it decides. Off by default: a transaction commits only if the user's revision it read is still
-	// current, so its first decision reads the leader's applied state unconfirmed and a stale read conflicts.
+	// before it decides. Off by default: a transaction that reads only side records (append, flush, remember)
+	// commits only if the user's revision it read is still current, so its first decision reads the leader's
+	// applied state unconfirmed and a stale read conflicts.
 	ConfirmTxnReads bool
 	// NodeCerts requires a verified client certificate (the cluster CA's) on the internal API: node-to-node
 	// calls are mutual TLS.

@@ -57,7 +57,7 @@ func (s *Server) handleAppend(w http.ResponseWriter, r *http.Request, c *decoded
 		return
 	}
 	var state apiv1.SessionState
-	done := s.transact(w, r, user, func(ctx context.Context, shard uint32, t *userTxn) error {
+	done := s.transact(w, r, user, readsSideOnly, func(ctx context.Context, shard uint32, t *userTxn) error {
 		rec, _, err := s.readSession(ctx, shard, t, run)
 		if err != nil {
 			return err
@@ -155,7 +155,11 @@ func (s *Server) consolidateSession(w http.ResponseWriter, r *http.Request, user
 		return
 	}
 	var res apiv1.ConsolidationResult
-	done := s.transact(w, r, user, func(ctx context.Context, shard uint32, t *userTxn) error {
+	reads := readsSideOnly // the session and the facts
+	if trigger == "end" {
+		reads = readsMemories // the patterns read the user's recent episodes too
+	}
+	done := s.transact(w, r, user, reads, func(ctx context.Context, shard uint32, t *userTxn) error {
 		rec, found, err := s.readSession(ctx, shard, t, run)
 		if err == nil && !found {
 			err = errNoSession

@@ -42,7 +42,7 @@ func (s *Server) handleSignals(w http.ResponseWriter, r *http.Request, c *decode
 		return
 	}
 	var res apiv1.SignalsResponse
-	done := s.transact(w, r, user, func(ctx context.Context, shard uint32, t *userTxn) error {
+	done := s.transact(w, r, user, readsMemories, func(ctx context.Context, shard uint32, t *userTxn) error {
 		res = apiv1.SignalsResponse{UserID: user, Signal: req.Signal, Stored: len(req.Samples), Anomalies: []memory.Memory{}}
 		return s.perceive(ctx, shard, t, req, &res)
 	})

@@ -51,7 +51,7 @@ func (s *Server) sweepOnce(ctx context.Context, c Sweeper) int {
 	}
 	ended := 0
 	for _, d := range due {
-		err := s.transactCtx(ctx, d.user, func(ctx context.Context, shard uint32, t *userTxn) error {
+		err := s.transactCtx(ctx, d.user, readsMemories, func(ctx context.Context, shard uint32, t *userTxn) error {
 			rec, found, err := s.readSession(ctx, shard, t, d.run)
 			if err != nil || !found || !rec.Session.Expired(t.now, s.opts.Model.Working) {
 				return err // gone or active again: nothing to do

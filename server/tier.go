@@ -75,7 +75,7 @@ func (s *Server) tierUser(ctx context.Context, user string, pol *tiering.Policy)
 		}
 		var n int
 		var keys []string
-		err := s.transactCtx(ctx, user, func(ctx context.Context, shard uint32, t *userTxn) error {
+		err := s.transactCtx(ctx, user, readsMemories, func(ctx context.Context, shard uint32, t *userTxn) error {
 			var err error
 			n, keys, err = s.tierOnce(ctx, shard, t, pol)
 			return err
@@ -225,7 +225,7 @@ func (s *Server) noteColdReads(user string, entries []string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := s.transactCtx(ctx, user, func(ctx context.Context, shard uint32, t *userTxn) error {
+	err := s.transactCtx(ctx, user, readsMemories, func(ctx context.Context, shard uint32, t *userTxn) error {
 		access, err := s.readAccess(ctx, shard, t)
 		if err != nil {
 			return err

@@ -10,8 +10,9 @@ import (
 	"github.com/memcluster/memcluster/storage"
 )
 
-// A transaction's first decision reads unconfirmed; one that would answer without a commit is decided again on
-// confirmed reads, and one whose commit conflicts is decided again confirmed too.
+// A transaction that reads only side records decides first on unconfirmed reads; one that would answer without a
+// commit is decided again on confirmed reads, and one whose commit conflicts is decided again confirmed too. One
+// that reads memories reads confirmed from the start.
 func TestTransactionReadsUnconfirmedOnlyWhenItCommits(t *testing.T) {
 	tn := startTestNode(t, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -20,9 +21,13 @@ func TestTransactionReadsUnconfirmedOnlyWhenItCommits(t *testing.T) {
 	cases := []struct {
 		name    string
 		outcome func(call int, shard uint32, t *userTxn) error
+		reads   txnReads
 		want    []bool // unconfirmed, by call
 		wantErr error
 	}{
+		{name: "memories read", reads: readsMemories, want: []bool{false}, outcome: func(_ int, _ uint32, t *userTxn) error {
+			return t.setSide(storage.SpaceSessions, "r", sessionRecord{})
+		}},
 		{name: "commit", want: []bool{true}, outcome: func(_ int, _ uint32, t *userTxn) error {
 			return t.setSide(storage.SpaceSessions, "r", sessionRecord{})
 		}},
@@ -34,7 +39,7 @@ func TestTransactionReadsUnconfirmedOnlyWhenItCommits(t *testing.T) {
 		}},
 		{name: "conflict", want: []bool{true, false}, outcome: func(call int, shard uint32, t *userTxn) error {
 			if call == 0 { // another writer commits after this decision read
-				if err := tn.api.transactCtx(ctx, t.user, func(ctx context.Context, _ uint32, o *userTxn) error {
+				if err := tn.api.transactCtx(ctx, t.user, readsMemories, func(ctx context.Context, _ uint32, o *userTxn) error {
 					if _, _, err := tn.api.readSession(ctx, shard, o, "other"); err != nil {
 						return err
 					}
@@ -47,9 +52,12 @@ func TestTransactionReadsUnconfirmedOnlyWhenItCommits(t *testing.T) {
 		}},
 	}
 	for _, tc := range cases {
+		if tc.want[0] {
+			tc.reads = readsSideOnly
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			var got []bool
-			err := tn.api.transactCtx(ctx, "txn-"+tc.name, func(ctx context.Context, shard uint32, txn *userTxn) error {
+			err := tn.api.transactCtx(ctx, "txn-"+tc.name, tc.reads, func(ctx context.Context, shard uint32, txn *userTxn) error {
 				got = append(got, cluster.IsUnconfirmed(ctx))
 				if _, _, err := tn.api.readSession(ctx, shard, txn, "r"); err != nil {
 					return err

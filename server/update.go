@@ -26,7 +26,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request, c *decoded
 		return
 	}
 	var out memory.Memory
-	done := s.transact(w, r, c.user, func(ctx context.Context, shard uint32, t *userTxn) error {
+	done := s.transact(w, r, c.user, readsMemories, func(ctx context.Context, shard uint32, t *userTxn) error {
 		rd, err := s.c.ReadSide(ctx, shard, storage.SpaceHistory, t.user, noSideKey, 1, false)
 		if err != nil {
 			return err

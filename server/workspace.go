@@ -98,7 +98,7 @@ func (s *Server) handleWorkspaceDelete(w http.ResponseWriter, r *http.Request, c
 		return
 	}
 	out := apiv1.WorkspaceDeleteResponse{Path: q["path"]}
-	if !s.transact(w, r, c.user, func(ctx context.Context, shard uint32, t *userTxn) error {
+	if !s.transact(w, r, c.user, readsMemories, func(ctx context.Context, shard uint32, t *userTxn) error {
 		out.Deleted, out.Removed = false, 0
 		files, rev, err := s.readWorkspace(ctx, shard, c.user, agent, q["path"])
 		if err != nil || len(files) == 0 {
@@ -127,7 +127,7 @@ func (s *Server) handleWorkspacePut(w http.ResponseWriter, r *http.Request, c *d
 	}
 	fp := apiv1.WorkspaceFingerprint(s.emb.Fingerprint(), req.Chunk)
 	var out apiv1.WorkspacePutResponse
-	if !s.transact(w, r, c.user, func(ctx context.Context, shard uint32, t *userTxn) error {
+	if !s.transact(w, r, c.user, readsMemories, func(ctx context.Context, shard uint32, t *userTxn) error {
 		files, rev, err := s.readWorkspace(ctx, shard, c.user, req.AgentID, req.Path)
 		if err != nil {
 			return err

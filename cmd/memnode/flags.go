@@ -160,7 +160,7 @@ func (c *config) register(fs *pflag.FlagSet) {
 	fs.IntVar(&c.compactNice, "compaction-nice", 10, "nice values below the node's priority at which its Pebble compactions run, each on a thread of its own (Linux); 0: at the node's priority")
 	fs.StringVar(&c.compression, "storage-compression", storage.DefaultCompression, "how the node's Pebble tables are compressed: last-level (snappy in the tables compactions write into the last level, where data comes to rest; none in flushes and the compactions above: less CPU a write, more disk), none, or snappy (every table); tables written before stay readable")
 	fs.StringVar(&c.coldStore, "cold-store", "", "keep cold segments in this object store instead of the shards: s3://bucket?region=…&endpoint=…, or file:///dir that every node shares")
-	fs.BoolVar(&c.confirmReads, "confirm-txn-reads", false, "confirm a memory-model transaction's reads with a quorum before it decides; off: its commit, conditional on the user's revision, catches a stale read")
+	fs.BoolVar(&c.confirmReads, "confirm-txn-reads", false, "confirm the reads of appends, flushes and remembers with a quorum before they decide; off: their commit, conditional on the user's revision, catches a stale read")
 	fs.IntVar(&c.warmAfter, "warm-restore-after", 3, "escalated reads of an archive entry that bring its memories back to the hot tier (0: never)")
 	fs.IntVar(&c.sessionWindow, "session-window", 20, "working memory: messages kept verbatim per session; the oldest half folds into the summary")
 	fs.DurationVar(&c.sessionTTL, "session-ttl", time.Hour, "working memory: a session idle this long is consolidated and ended")
