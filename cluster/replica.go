@@ -188,15 +188,12 @@ func (r *Replica) ReadBarrier(ctx context.Context) error {
 	return r.waitApplied(ctx, idx)
 }
 
-// appliedBarrier is ReadBarrier without the quorum's confirmation: this replica leads as far as it knows and has
-// applied its commit index. A deposed leader that has not noticed passes it, so what is read after it may miss
-// writes a newer leader acknowledged (see Unconfirmed).
-func (r *Replica) appliedBarrier(ctx context.Context) error {
-	if err := r.waitReadable(ctx); err != nil {
-		return err
-	}
-	return r.waitApplied(ctx, r.raft.CommitIndex())
-}
+// leaderBarrier is ReadBarrier without the quorum's confirmation and the wait for the commit index: this replica
+// leads as far as it knows and has applied a barrier in its term. Its applied state then holds every write it or
+// an earlier leader acknowledged (a write is acknowledged once the leader has applied it); the commit index adds
+// only writes not acknowledged yet. A deposed leader that has not noticed passes it too, so what is read after
+// it may miss writes a newer leader acknowledged (see Unconfirmed).
+func (r *Replica) leaderBarrier(ctx context.Context) error { return r.waitReadable(ctx) }
 
 // waitReadable waits until this replica leads and has applied a barrier in its term.
 func (r *Replica) waitReadable(ctx context.Context) error {

@@ -109,7 +109,7 @@ func barrier(ctx context.Context, r *Replica, stale bool) error {
 		return ErrNotLeader // elected while its indexes load: it hands the leadership on (loading.go)
 	}
 	if IsUnconfirmed(ctx) {
-		return r.appliedBarrier(ctx)
+		return r.leaderBarrier(ctx)
 	}
 	return r.ReadBarrier(ctx)
 }

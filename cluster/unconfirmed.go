@@ -9,8 +9,9 @@ import (
 // transaction carries the user's revision as it read it, and the state machine refuses the transaction when the
 // revision has moved: a read that missed a write makes the commit conflict, it never commits a decision made on
 // stale state. Such reads skip VerifyLeader (a heartbeat to every follower, and the wait for their answers) and
-// are answered from the leader's applied state once it has applied its own commit index; what they miss is what
-// a newer leader acknowledged while this one had not yet noticed it was deposed.
+// the wait for the commit index: the leader answers from its applied state, which holds every write it or an
+// earlier leader acknowledged. What they can miss is what a newer leader acknowledged while this one had not yet
+// noticed it was deposed.
 
 type unconfirmedKey struct{}
 

@@ -30,8 +30,8 @@ func TestUnconfirmedReadsSeeAcknowledgedWrites(t *testing.T) {
 				t.Fatalf("unconfirmed read of %s via %s: %v", id, reader.ID(), err)
 			}
 			if r, ok := reader.Replica(shard); ok && !r.IsLeader() {
-				if err := r.appliedBarrier(ctx); !errors.Is(err, ErrNotLeader) {
-					t.Fatalf("a follower's applied barrier: %v, want ErrNotLeader", err)
+				if err := r.leaderBarrier(ctx); !errors.Is(err, ErrNotLeader) {
+					t.Fatalf("a follower's leader barrier: %v, want ErrNotLeader", err)
 				}
 			}
 		}
