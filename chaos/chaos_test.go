@@ -158,8 +158,10 @@ func runSchedule(t *testing.T, c *testCluster, seed uint64) (scheduleResult, err
 	}
 	h := newHistory()
 	w := &workload{h: h, c: c, users: users, clients: *flagClients, seed: seed, mix: mix{put: 40, get: 40}}
+	sw := &sessionWorkload{l: &sessionLog{origin: h.origin}, c: c, users: users, seed: seed,
+		first: *flagClients + 1, clients: *flagSessionClients}
 	ctx, cancel := context.WithCancel(context.Background())
-	wg := w.run(ctx)
+	wg, swg := w.run(ctx), sw.run(ctx)
 
 	c.mu.Lock()
 	spec := planSpec{seed: seed, members: len(c.members), spares: len(c.spares), partitions: c.net.partitions(),
@@ -172,6 +174,7 @@ func runSchedule(t *testing.T, c *testCluster, seed uint64) (scheduleResult, err
 	}
 	cancel()
 	wg.Wait()
+	swg.Wait()
 	res.faults, res.moves = nm.counts, nm.moves
 	t0 := time.Now()
 	if herr := c.healAll(90 * time.Second); err == nil {
@@ -182,6 +185,13 @@ func runSchedule(t *testing.T, c *testCluster, seed uint64) (scheduleResult, err
 		return res, err
 	}
 	res.verdict, err = check(t, c, h, *flagClients, fmt.Sprint(seed))
+	if err == nil {
+		err = finalSessionReads(sw, *flagClients)
+	}
+	ops, violations, lost := checkSessions(t, sw.l, *flagClients)
+	res.ops, res.violations, res.lost = res.ops+ops, res.violations+violations, res.lost+lost
+	t.Logf("sessions: %d appends started, %d answers checked, %d violations, %d acknowledged appends lost",
+		sw.l.appends.Load(), ops, violations, lost)
 	res.windows, res.anyWindows = unavailability(t, h, nm.kills, len(users), *flagClients)
 	return res, err
 }

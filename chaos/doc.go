@@ -28,6 +28,13 @@
 // sees every kind. Clients reach every node in every fault (partitions are between nodes), so a minority
 // node that answers what it should not is caught.
 //
+// Beside them, session clients (-chaos.session-clients, 2) append one message at a time to sessions they share
+// (16 appends a session, within the 20-message window) and read sessions back. An append is a read-modify-write
+// of the session record committed on the user's revision, its first decision on unconfirmed reads: every session
+// an append or a read answers must hold each append acknowledged before that call began and none that definitely
+// failed (a violation), and after healing every session is read through every member (an acknowledged append
+// missing there is lost).
+//
 // Checks after healing: every acknowledged id is read through every node; the history is checked with
 // porcupine (per-id register model, unknown outcomes pending); acknowledged puts never deleted must be found
 // (lost); and, with no digest endpoint in the server, replicas are compared through the internal API: every
