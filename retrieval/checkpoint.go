@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -56,7 +57,7 @@ func newCheckpointer(path string, p CheckpointPolicy) *checkpointer {
 	return &checkpointer{path: path, policy: p.withDefaults(), stop: make(chan struct{}), done: make(chan struct{})}
 }
 
-// run writes the checkpoint whenever it is due, until close.
+// run writes the checkpoint whenever it is due, until close, each in a turn of the node's Indexers.
 func (c *checkpointer) run(s *ShardIndex) {
 	defer close(c.done)
 	t := time.NewTicker(c.policy.Check)
@@ -68,9 +69,11 @@ func (c *checkpointer) run(s *ShardIndex) {
 		case <-t.C:
 		}
 		if c.due(s.indexed.Load(), s.Memories(), time.Now()) {
-			if err := s.writeCheckpoint(); err != nil {
-				s.log.Warn("write index checkpoint", "err", err)
-			}
+			s.indexers.inTurn(c.stop, func() {
+				if err := s.writeCheckpoint(); err != nil {
+					s.log.Warn("write index checkpoint", "err", err)
+				}
+			})
 		}
 	}
 }
@@ -137,7 +140,8 @@ func (s *ShardIndex) writeCheckpoint() error {
 	gen, at, epoch := c.gen, s.indexed.Load(), s.epoch.Load()
 	changes := c.changes.Load()
 	tmp := c.path + ".tmp"
-	err := s.writeCheckpointFile(tmp, at, epoch)
+	start := time.Now()
+	size, err := s.writeCheckpointFile(tmp, at, epoch)
 	if err == nil && c.gen != gen {
 		err = errors.New("the shard was reset during the write")
 	}
@@ -153,15 +157,18 @@ func (s *ShardIndex) writeCheckpoint() error {
 	}
 	c.at, c.written = at, time.Now()
 	c.changes.Add(-changes)
+	s.indexers.wroteCheckpoint(c.written.Sub(start), size)
 	return nil
 }
 
-func (s *ShardIndex) writeCheckpointFile(path string, at, epoch uint64) error {
+// writeCheckpointFile writes the checkpoint at applied index at to path, fsynced, and returns its size.
+func (s *ShardIndex) writeCheckpointFile(path string, at, epoch uint64) (int64, error) {
 	f, err := os.Create(path)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer f.Close()
+	n := &countingWriter{w: f}
 	s.mu.RLock()
 	users := make([]string, 0, len(s.tl.users))
 	for u := range s.tl.users {
@@ -169,20 +176,32 @@ func (s *ShardIndex) writeCheckpointFile(path string, at, epoch uint64) error {
 	}
 	s.mu.RUnlock()
 	slices.Sort(users)
-	w := newCkptWriter(f)
+	w := newCkptWriter(n)
 	if err := w.header(checkpointHeader{shard: s.shard, applied: at, epoch: epoch, model: s.model, dim: s.vec.Dim(),
 		users: len(users)}); err != nil {
-		return err
+		return 0, err
 	}
 	for _, u := range users {
 		if err := s.writeUser(w, u); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if err := w.finish(); err != nil {
-		return err
+		return 0, err
 	}
-	return f.Sync()
+	return n.n, f.Sync()
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // writeUser writes one user's memories under the read lock, then its vectors under the namespace's read lock.

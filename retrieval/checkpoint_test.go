@@ -153,8 +153,15 @@ func TestCheckpointLoadsWhatTheRecordsGive(t *testing.T) {
 	if !strings.Contains(logs.String(), `vectors="records: no checkpoint"`) {
 		t.Fatalf("first open: %s", logs.String())
 	}
+	first.indexers = NewIndexers(1) // counts the node's checkpoints
 	if err := first.writeCheckpoint(); err != nil {
 		t.Fatal(err)
+	}
+	if st, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	} else if got := first.indexers.Stats(); got.Checkpoints != 1 || got.CheckpointBytes != st.Size() ||
+		got.CheckpointTime <= 0 {
+		t.Fatalf("stats after one checkpoint of %d bytes: %+v", st.Size(), got)
 	}
 	logs.Reset()
 	second := f.openWith(path, logTail{}, &logs)

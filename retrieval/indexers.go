@@ -9,8 +9,8 @@ import (
 	"github.com/memcluster/memcluster/internal/threadprio"
 )
 
-// Indexers bounds how many of a node's replicas build full-text batches at once, leaders' and followers'. A
-// node shares one among its shards' indexes.
+// Indexers bounds how many of a node's replicas build full-text batches or write their vectors' checkpoints at
+// once (inTurn), leaders' and followers'. A node shares one among its shards' indexes.
 //
 // Building a batch (analysis, then a segment's dictionaries and postings) is long and all CPU, and Go preempts
 // a running goroutine only every 10 ms: when bleve held both cores, each of the many goroutine hand-offs on a
@@ -43,6 +43,10 @@ type Indexers struct {
 	nice    atomic.Int64 // the nice value of the last batch's thread; lowered records whether it was below the process's
 	lowered atomic.Bool
 	behind  int // a batch of more changes than this is built at the process's priority (lowBatchMax)
+	// The vectors' checkpoints written by the node's replicas (checkpoint.go): how many, how long they took and
+	// their bytes. Every replica of a shard reaches the same applied index at about the same moment, so a
+	// node's checkpoints and its peers' come together; these show when.
+	ckpts, ckptNanos, ckptBytes atomic.Int64
 }
 
 // lowBatchMax bounds how far a replica's full-text index can fall behind while the write path starves its
@@ -63,6 +67,11 @@ type IndexersStats struct {
 	// below the process's (false before the first batch, or where threads' priorities cannot be lowered).
 	Nice    int
 	Lowered bool
+	// Checkpoints is how many vector checkpoints the node's replicas wrote, CheckpointTime how long they took in
+	// all and CheckpointBytes their size in all.
+	Checkpoints     int64
+	CheckpointTime  time.Duration
+	CheckpointBytes int64
 }
 
 // Stats reports the batches waiting now and the time waited so far; a nil Indexers reports zeros.
@@ -71,7 +80,18 @@ func (g *Indexers) Stats() IndexersStats {
 		return IndexersStats{}
 	}
 	return IndexersStats{Waiting: g.waiting.Load(), Waited: time.Duration(g.waited.Load()),
-		Nice: int(g.nice.Load()), Lowered: g.lowered.Load()}
+		Nice: int(g.nice.Load()), Lowered: g.lowered.Load(), Checkpoints: g.ckpts.Load(),
+		CheckpointTime: time.Duration(g.ckptNanos.Load()), CheckpointBytes: g.ckptBytes.Load()}
+}
+
+// wroteCheckpoint counts a checkpoint written in took, of size bytes; a nil Indexers counts nothing.
+func (g *Indexers) wroteCheckpoint(took time.Duration, size int64) {
+	if g == nil {
+		return
+	}
+	g.ckpts.Add(1)
+	g.ckptNanos.Add(int64(took))
+	g.ckptBytes.Add(size)
 }
 
 // NewIndexers lets n batches be built at once (at least 1). A process that builds batches in turns runs best
@@ -111,6 +131,26 @@ func (g *Indexers) acquire(f *textFeeder) bool {
 }
 
 func (g *Indexers) release() { <-g.sem }
+
+// inTurn runs fn, a replica's vector checkpoint, in a turn, unless stop closes first. A checkpoint encodes and
+// writes every memory of its shard, and every replica of a node comes due at the same tick (a node's shards take
+// the same load and open together, and the policy counts changes every replica counts alike): without turns a
+// node wrote its sixteen in one burst every 30 s under make bench's sessions, each on a P of its own. In a
+// turn, at the process's priority: it holds the index's read lock while it encodes a user, which applies wait
+// for. A nil Indexers runs fn at once.
+func (g *Indexers) inTurn(stop <-chan struct{}, fn func()) {
+	if g == nil {
+		fn()
+		return
+	}
+	select {
+	case g.sem <- struct{}{}:
+	case <-stop:
+		return
+	}
+	defer g.release()
+	fn()
+}
 
 // build runs fn, a batch of changes in its turn, on a new thread BuildNicer steps below the process's priority,
 // or at the process's priority when the batch shows its index has fallen far behind (lowBatchMax).

@@ -124,3 +124,27 @@ func TestReplicasIndexInTurns(t *testing.T) {
 		}
 	}
 }
+
+// A checkpoint waits for a turn a batch holds, and one whose index closes meanwhile gives up without running.
+func TestCheckpointsTakeTurns(t *testing.T) {
+	gate := NewIndexers(1)
+	gate.sem <- struct{}{} // a batch's turn
+	ran, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		gate.inTurn(nil, func() { close(ran) })
+		close(done)
+	}()
+	select {
+	case <-ran:
+		t.Fatal("a checkpoint ran while a batch held the only turn")
+	case <-time.After(20 * time.Millisecond):
+	}
+	gate.release()
+	<-done
+	<-ran
+
+	gate.sem <- struct{}{}
+	stop := make(chan struct{})
+	close(stop)
+	gate.inTurn(stop, func() { t.Fatal("a checkpoint ran after its index closed") })
+}

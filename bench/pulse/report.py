@@ -2,10 +2,12 @@
 """One line per pair of samples of bench/pulse/sample.sh's DIR (about a second apart): flushes and their mean
 latency, proposals (a flush's, and the shard leaders' own) and linearizable side reads with theirs (summed over
 the nodes), each node's CPU, which nodes ran a collection, Pebble compactions and flushes, full-text batches
-waiting. With --by-gc, instead: the flush latency of the seconds grouped by how many
-nodes collected in them (or the second before) and whether Pebble compacted, of the seconds with at most
---max-flushes flushes a second (default 100: memctl bench session's open loop at 55 a second, not its closed one).
-Usage: bench/pulse/report.py DIR [--by-gc [--max-flushes N]]"""
+waiting, vector checkpoints written (how many, and their seconds). With --by-gc, instead: the flush latency of
+the seconds grouped by how many nodes collected in them (or the second before) and whether Pebble compacted, of
+the seconds with at most --max-flushes flushes a second (default 100: memctl bench session's open loop at 55 a
+second, not its closed one); with --by-checkpoint, those seconds grouped by whether a node finished a vector
+checkpoint in them or the second after (a checkpoint is counted when it ends).
+Usage: bench/pulse/report.py DIR [--by-gc | --by-checkpoint] [--max-flushes N]"""
 import collections
 import datetime
 import os
@@ -53,10 +55,11 @@ def rows(snaps):
 
 def main():
     snaps = load(sys.argv[1])
-    by_gc = '--by-gc' in sys.argv
+    by_gc, by_ckpt = '--by-gc' in sys.argv, '--by-checkpoint' in sys.argv
     most = float(sys.argv[sys.argv.index('--max-flushes') + 1]) if '--max-flushes' in sys.argv else 100
     groups = collections.defaultdict(list)
     prev_gc = None
+    pending = None  # by_ckpt: the previous second's flush latency, waiting for whether the next one checkpointed
     for t, dt, m, pm, nodes in rows(snaps):
         def d(pat, node=None):
             return total(m, pat, node) - total(pm, pat, node)
@@ -71,6 +74,12 @@ def main():
         _, sms = mean(SIDE)
         gc = [int(d('go_gc_duration_seconds_count', n) > 0) for n in nodes]
         comp, fl = int(d('memcluster_storage_compactions_total')), int(d('memcluster_storage_flushes_total'))
+        ck, cks = int(d('memcluster_index_checkpoints_total')), d('memcluster_index_checkpoint_seconds_total')
+        if by_ckpt:
+            if pending is not None:
+                groups[(pending[1] or ck > 0,)].append(pending[0])
+            pending = (fms, ck > 0) if 0 < fc <= most * dt and dt < 3 else None
+            continue
         if by_gc:
             if 0 < fc <= most * dt and dt < 3:
                 both = [max(a, b) for a, b in zip(gc, prev_gc or gc)]
@@ -81,9 +90,11 @@ def main():
         print(f'{datetime.datetime.fromtimestamp(t, datetime.timezone.utc):%H:%M:%S} '
               f'flush {int(fc):4d}/{fms:6.1f}ms propose {int(pc):5d}/{pms:6.1f}ms side {sms:5.1f}ms '
               f'cpu {cpu} gc {gc} compactions {comp} flushes {fl} '
-              f'batches_waiting {int(total(m, "memcluster_index_batches_waiting"))}')
-    for (n, comp), v in sorted(groups.items()):
-        print(f'nodes collecting {n}, compactions {"yes" if comp else "no "}: {len(v):4d} s, flush mean median '
+              f'batches_waiting {int(total(m, "memcluster_index_batches_waiting"))} checkpoints {ck}/{cks:.2f}s')
+    for key, v in sorted(groups.items()):
+        what = (f'checkpoints {"yes" if key[0] else "no "}' if by_ckpt else
+                f'nodes collecting {key[0]}, compactions {"yes" if key[1] else "no "}')
+        print(f'{what}: {len(v):4d} s, flush mean median '
               f'{statistics.median(v):6.1f} ms, max {max(v):6.1f} ms, over 30 ms in {sum(x > 30 for x in v)}')
 
 

@@ -8,7 +8,7 @@ import (
 
 // registerIndexers exports how long replicas' full-text batches wait for their turns (retrieval.Indexers): a
 // growing wait means the full-text indexes fall further behind (a linearizable search hurries its own past);
-// and the priority the turns build at.
+// the priority the turns build at; and the vectors' checkpoints the replicas write.
 func registerIndexers(reg prometheus.Registerer, g *retrieval.Indexers) {
 	reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memcluster_index_batches_waiting",
@@ -20,5 +20,14 @@ func registerIndexers(reg prometheus.Registerer, g *retrieval.Indexers) {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memcluster_index_build_nice",
 			Help: "nice value of the thread the last full-text batch built in a turn ran at (below the process's " +
 				"priority on Linux; the process's where it cannot be lowered)"},
-			func() float64 { return float64(g.Stats().Nice) }))
+			func() float64 { return float64(g.Stats().Nice) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "memcluster_index_checkpoints_total",
+			Help: "vector checkpoints written by this node's replicas"},
+			func() float64 { return float64(g.Stats().Checkpoints) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "memcluster_index_checkpoint_seconds_total",
+			Help: "time this node's replicas spent writing vector checkpoints"},
+			func() float64 { return g.Stats().CheckpointTime.Seconds() }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "memcluster_index_checkpoint_bytes_total",
+			Help: "bytes of the vector checkpoints this node's replicas wrote"},
+			func() float64 { return float64(g.Stats().CheckpointBytes) }))
 }
