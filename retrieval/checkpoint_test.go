@@ -84,7 +84,7 @@ func (f *fixture) openModel(path, model string, tail TailReader, logs *strings.B
 	}
 	s, err := OpenShardIndexWith(ShardIndexOptions{Shard: 0, Records: f.db, Vectors: vector.New(f.emb.Dim()),
 		Text: f.textAtApplied(), Model: model, Logger: log, Tail: tr, Checkpoint: path,
-		CheckpointPolicy: CheckpointPolicy{Check: time.Hour}})
+		CheckpointPolicy: CheckpointPolicy{Check: time.Hour}, Indexers: f.indexers})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -149,11 +149,11 @@ func TestCheckpointLoadsWhatTheRecordsGive(t *testing.T) {
 	f.variedMemories(4)
 	path := filepath.Join(t.TempDir(), "shard-0.vectors")
 	var logs strings.Builder
+	f.indexers = NewIndexers(1) // counts the node's checkpoints
 	first := f.openWith(path, logTail{}, &logs)
 	if !strings.Contains(logs.String(), `vectors="records: no checkpoint"`) {
 		t.Fatalf("first open: %s", logs.String())
 	}
-	first.indexers = NewIndexers(1) // counts the node's checkpoints
 	if err := first.writeCheckpoint(); err != nil {
 		t.Fatal(err)
 	}

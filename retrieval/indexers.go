@@ -74,7 +74,8 @@ type IndexersStats struct {
 	CheckpointBytes int64
 }
 
-// Stats reports the batches waiting now and the time waited so far; a nil Indexers reports zeros.
+// Stats reports the batches waiting now, the time waited so far and the checkpoints written; a nil Indexers
+// reports zeros.
 func (g *Indexers) Stats() IndexersStats {
 	if g == nil {
 		return IndexersStats{}
@@ -135,9 +136,9 @@ func (g *Indexers) release() { <-g.sem }
 // inTurn runs fn, a replica's vector checkpoint, in a turn, unless stop closes first. A checkpoint encodes and
 // writes every memory of its shard, and every replica of a node comes due at the same tick (a node's shards take
 // the same load and open together, and the policy counts changes every replica counts alike): without turns a
-// node wrote its sixteen in one burst every 30 s under make bench's sessions, each on a P of its own. In a
-// turn, at the process's priority: it holds the index's read lock while it encodes a user, which applies wait
-// for. A nil Indexers runs fn at once.
+// node's sixteen replicas wrote theirs at once, every 30 s under make bench's sessions, sixteen goroutines on
+// the node's three Ps. In a turn, at the process's priority: it holds the index's read lock while it encodes a
+// user, which applies wait for. A nil Indexers runs fn at once.
 func (g *Indexers) inTurn(stop <-chan struct{}, fn func()) {
 	if g == nil {
 		fn()
@@ -149,6 +150,11 @@ func (g *Indexers) inTurn(stop <-chan struct{}, fn func()) {
 		return
 	}
 	defer g.release()
+	select {
+	case <-stop: // both were ready: the close comes first
+		return
+	default:
+	}
 	fn()
 }
 

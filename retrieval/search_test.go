@@ -30,6 +30,8 @@ type fixture struct {
 	n   uint64
 	// cmds are the commands applied, by raft index: the raft log a TailReader reads.
 	cmds logTail
+	// indexers, when set, is the Indexers the checkpoint tests' opens share (openModel).
+	indexers *Indexers
 }
 
 func newFixture(t testing.TB) *fixture { return newFixtureWith(t, memText(t)) }

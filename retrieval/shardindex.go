@@ -88,7 +88,7 @@ type ShardIndex struct {
 	model string // embedding fingerprint: only vectors of this model are searchable
 	tail  TailReader
 	log   *slog.Logger
-	// indexers gives the feeder turns for a follower's batches (nil: none).
+	// indexers gives the feeder turns for its batches, and the checkpointer for its writes (nil: none).
 	indexers *Indexers
 
 	mu    sync.RWMutex
@@ -122,8 +122,9 @@ type ShardIndexOptions struct {
 	// them touched, instead of every record. It needs Tail to use a checkpoint behind the records.
 	Checkpoint       string
 	CheckpointPolicy CheckpointPolicy // when to write it; see CheckpointPolicy for the defaults
-	// Indexers, shared by a node's shards, gives their feeders turns to build a full-text batch (Indexers).
-	// Default nil: every replica builds its batches whenever they are ready.
+	// Indexers, shared by a node's shards, gives their feeders turns to build a full-text batch and their
+	// checkpointers turns to write a checkpoint (Indexers). Default nil: every replica builds its batches and
+	// writes its checkpoints whenever they are due.
 	Indexers *Indexers
 }
 

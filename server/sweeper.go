@@ -86,8 +86,9 @@ type sessionActivity struct {
 	} `json:"session"`
 }
 
-// idleSession reports whether the stored session v has been idle past its TTL at now; a value that does not
-// decode is left alone, as the end's own read would fail on it.
+// idleSession reports whether the stored session v has been idle past its TTL at now; a value whose session
+// time does not decode is left alone. (One whose time decodes but not the rest is found idle, and the end's own
+// read then fails on it and logs why, each sweep: the server writes every session record whole.)
 func idleSession(v []byte, now time.Time, opts consolidation.WorkingOptions) bool {
 	var a sessionActivity
 	if json.Unmarshal(v, &a) != nil {

@@ -56,6 +56,8 @@ def rows(snaps):
 def main():
     snaps = load(sys.argv[1])
     by_gc, by_ckpt = '--by-gc' in sys.argv, '--by-checkpoint' in sys.argv
+    if by_gc and by_ckpt:
+        sys.exit('report.py: give --by-gc or --by-checkpoint, not both')
     most = float(sys.argv[sys.argv.index('--max-flushes') + 1]) if '--max-flushes' in sys.argv else 100
     groups = collections.defaultdict(list)
     prev_gc = None
@@ -76,9 +78,11 @@ def main():
         comp, fl = int(d('memcluster_storage_compactions_total')), int(d('memcluster_storage_flushes_total'))
         ck, cks = int(d('memcluster_index_checkpoints_total')), d('memcluster_index_checkpoint_seconds_total')
         if by_ckpt:
+            # The pending second pairs with this one only if this one follows it (no sample lost between them).
             if pending is not None:
-                groups[(pending[1] or ck > 0,)].append(pending[0])
-            pending = (fms, ck > 0) if 0 < fc <= most * dt and dt < 3 else None
+                follows = dt < 3 and abs((t - dt) - pending[2]) < 0.01
+                groups[(pending[1] or (follows and ck > 0),)].append(pending[0])
+            pending = (fms, ck > 0, t) if 0 < fc <= most * dt and dt < 3 else None
             continue
         if by_gc:
             if 0 < fc <= most * dt and dt < 3:
@@ -91,6 +95,8 @@ def main():
               f'flush {int(fc):4d}/{fms:6.1f}ms propose {int(pc):5d}/{pms:6.1f}ms side {sms:5.1f}ms '
               f'cpu {cpu} gc {gc} compactions {comp} flushes {fl} '
               f'batches_waiting {int(total(m, "memcluster_index_batches_waiting"))} checkpoints {ck}/{cks:.2f}s')
+    if pending is not None:
+        groups[(pending[1],)].append(pending[0])
     for key, v in sorted(groups.items()):
         what = (f'checkpoints {"yes" if key[0] else "no "}' if by_ckpt else
                 f'nodes collecting {key[0]}, compactions {"yes" if key[1] else "no "}')
