@@ -136,6 +136,26 @@ func stageLeader(t *testing.T, nodes []*stageNode) (leader *stageNode, followers
 	return leader, followers
 }
 
+// applyOnLeader applies cmd on the node that leads, and again on the next one while the node it found is no
+// longer the leader when the apply reaches it: after a leader's failed write, the node that still reports
+// leading may be stepping down (the apply is then refused before it is stored, ErrNotLeader, so it is applied
+// once).
+func applyOnLeader(t *testing.T, nodes []*stageNode, cmd []byte) *stageNode {
+	t.Helper()
+	var err error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		leader, _ := stageLeader(t, nodes)
+		if err = leader.raft.Apply(cmd, 10*time.Second).Error(); err == nil {
+			return leader
+		}
+		if !errors.Is(err, raft.ErrNotLeader) {
+			t.Fatalf("apply on the leader %s: %v", leader.raft.String(), err)
+		}
+	}
+	t.Fatalf("no leader took the apply: %v", err)
+	return nil
+}
+
 func lastStored(nd *stageNode) uint64 {
 	last, _ := nd.store.InmemStore.LastIndex()
 	return last
@@ -182,10 +202,7 @@ func TestLeaderWriteFailureAfterItsFollowersStored(t *testing.T) {
 	if err := f.Error(); err == nil {
 		t.Fatal("the apply whose leader write failed succeeded")
 	}
-	next, _ := stageLeader(t, nodes)
-	if err := next.raft.Apply([]byte("y"), 10*time.Second).Error(); err != nil {
-		t.Fatalf("apply on the new leader %s: %v", next.raft.String(), err)
-	}
+	next := applyOnLeader(t, nodes, []byte("y"))
 	target := next.raft.AppliedIndex()
 	waitFor(t, 10*time.Second, "every node to apply the new leader's entries", func() bool {
 		for _, nd := range nodes {
