@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -168,7 +167,6 @@ func (s *ShardIndex) writeCheckpointFile(path string, at, epoch uint64) (int64, 
 		return 0, err
 	}
 	defer f.Close()
-	n := &countingWriter{w: f}
 	s.mu.RLock()
 	users := make([]string, 0, len(s.tl.users))
 	for u := range s.tl.users {
@@ -176,7 +174,7 @@ func (s *ShardIndex) writeCheckpointFile(path string, at, epoch uint64) (int64, 
 	}
 	s.mu.RUnlock()
 	slices.Sort(users)
-	w := newCkptWriter(n)
+	w := newCkptWriter(f)
 	if err := w.header(checkpointHeader{shard: s.shard, applied: at, epoch: epoch, model: s.model, dim: s.vec.Dim(),
 		users: len(users)}); err != nil {
 		return 0, err
@@ -189,19 +187,11 @@ func (s *ShardIndex) writeCheckpointFile(path string, at, epoch uint64) (int64, 
 	if err := w.finish(); err != nil {
 		return 0, err
 	}
-	return n.n, f.Sync()
-}
-
-// countingWriter counts the bytes written through it.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), f.Sync()
 }
 
 // writeUser writes one user's memories under the read lock, then its vectors under the namespace's read lock.
