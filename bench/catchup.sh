@@ -7,6 +7,7 @@
 #   catchup  the node is restarted and the puts run for DUR from that moment: it loads its indexes, answers
 #            /readyz and catches up from its peers' logs or snapshots
 #   after    DUR of puts once the cluster reports healthy again
+# The baseline starts once the nodes are back near idle after the load (bench/lib.sh's settle, up to 10 minutes).
 # Prints one line:
 #   catchup: memories=M ready_s=R healthy_s=H p99_before_ms=A p99_down_ms=D p99_catchup_ms=C p99_after_ms=F
 #            ratio_catchup=C/A ops_before=… ops_catchup=…
@@ -37,6 +38,11 @@ A=http://127.0.0.1:31540
 ADDRS=http://127.0.0.1:31540,http://127.0.0.1:31550,http://127.0.0.1:31560
 until $CTL --addr $A cluster status --check >/dev/null 2>&1; do sleep 1; done
 load_memories "$TARGET" "$LOAD"
+# The baseline is the cluster at rest with what it holds. A fast load leaves the replicas indexing, merging and
+# compacting for minutes after its last round (on a slow host, 16 put clients got 4 puts a second and 32
+# timeouts in a baseline taken then), and a catch-up compared with that is not compared with the steady state.
+s=$(SETTLE_MIN=10 SETTLE_MAX=600 settle "${PIDS[@]}")
+say "the nodes were back near idle after ${s%% *}s"
 # The puts never go to the node that is killed: a load balancer takes it out of rotation until /readyz.
 puts() { # tag duration
   $CTL --addr $A -o json bench write --addr-list http://127.0.0.1:31540,http://127.0.0.1:31550 --clients "$CLIENTS" \
