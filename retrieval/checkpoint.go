@@ -68,11 +68,9 @@ func (c *checkpointer) run(s *ShardIndex) {
 		case <-t.C:
 		}
 		if c.due(s.indexed.Load(), s.Memories(), time.Now()) {
-			s.indexers.inTurn(c.stop, func() {
-				if err := s.writeCheckpoint(); err != nil {
-					s.log.Warn("write index checkpoint", "err", err)
-				}
-			})
+			if err := s.checkpointIn(s.indexers, c.stop); err != nil {
+				s.log.Warn("write index checkpoint", "err", err)
+			}
 		}
 	}
 }
@@ -125,33 +123,51 @@ func (c *checkpointer) resume() {
 	c.mu.Unlock()
 }
 
-// writeCheckpoint writes the replica's vectors, attributes and timelines to the checkpoint file. It runs beside
-// applies and searches: the applied index is read before anything is captured, so every change up to it is in
-// the file, and a change after it that the capture caught in part is re-read from the records by the next open
-// (it is in the raft log's tail after the file's index).
-func (s *ShardIndex) writeCheckpoint() error {
+// writeCheckpoint writes the replica's vectors, attributes and timelines to the checkpoint file at once, in
+// no turn (a clean close, tests).
+func (s *ShardIndex) writeCheckpoint() error { return s.checkpointIn(nil, nil) }
+
+// checkpointIn writes the replica's vectors, attributes and timelines to the checkpoint file, encoding them in a
+// turn of gate (at once when gate is nil) and syncing the file after the turn: the turn bounds the CPU spent
+// encoding, and the fsync (tens of megabytes at a million memories) need not hold back the node's full-text
+// batches. Nothing is written when stop closes before the turn. It runs beside applies and searches: the
+// applied index is read in the turn before anything is captured, so every change up to it is in the file, and a
+// change after it that the capture caught in part is re-read from the records by the next open (it is in the
+// raft log's tail after the file's index).
+func (s *ShardIndex) checkpointIn(gate *Indexers, stop <-chan struct{}) error {
 	c := s.ckpt
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.resetting {
+	tmp := c.path + ".tmp"
+	var (
+		f               *os.File
+		size, changes   int64
+		gen, at, epoch  uint64
+		start           time.Time
+		locked, encoded bool
+		err             error
+	)
+	// The lock is taken in the turn, as a reset's removal takes it without one, and held until the file is in
+	// place, so that no reset comes between the encoding and the rename.
+	gate.inTurn(stop, func() {
+		c.mu.Lock()
+		locked = true
+		if c.resetting {
+			return
+		}
+		encoded, start, gen = true, time.Now(), c.gen
+		at, epoch, changes = s.indexed.Load(), s.epoch.Load(), c.changes.Load()
+		f, size, err = s.encodeCheckpointFile(tmp, at, epoch)
+	})
+	if !locked {
 		return nil
 	}
-	gen, at, epoch := c.gen, s.indexed.Load(), s.epoch.Load()
-	changes := c.changes.Load()
-	tmp := c.path + ".tmp"
-	start := time.Now()
-	size, err := s.writeCheckpointFile(tmp, at, epoch)
+	defer c.mu.Unlock()
+	if !encoded {
+		return nil
+	}
 	if err == nil && c.gen != gen {
 		err = errors.New("the shard was reset during the write")
 	}
-	if err == nil {
-		err = os.Rename(tmp, c.path)
-	}
-	if err == nil {
-		err = syncDir(filepath.Dir(c.path))
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err = installCheckpoint(f, tmp, c.path, err); err != nil {
 		return fmt.Errorf("checkpoint of shard %d: %w", s.shard, err)
 	}
 	c.at, c.written = at, time.Now()
@@ -160,13 +176,37 @@ func (s *ShardIndex) writeCheckpoint() error {
 	return nil
 }
 
-// writeCheckpointFile writes the checkpoint at applied index at to path, fsynced, and returns its size.
-func (s *ShardIndex) writeCheckpointFile(path string, at, epoch uint64) (int64, error) {
+// installCheckpoint syncs and closes f, the encoded checkpoint at tmp, and renames it to path, durably; after
+// encErr (the encoding's error) or its own it removes tmp and returns the error.
+func installCheckpoint(f *os.File, tmp, path string, encErr error) error {
+	err := encErr
+	if err == nil {
+		err = f.Sync()
+	}
+	if f != nil {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// encodeCheckpointFile writes the checkpoint at applied index at to a new file at path, not synced, and returns
+// the open file (also on an error after its creation, for the caller to close) and its size.
+func (s *ShardIndex) encodeCheckpointFile(path string, at, epoch uint64) (*os.File, int64, error) {
 	f, err := os.Create(path)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
-	defer f.Close()
 	s.mu.RLock()
 	users := make([]string, 0, len(s.tl.users))
 	for u := range s.tl.users {
@@ -177,21 +217,21 @@ func (s *ShardIndex) writeCheckpointFile(path string, at, epoch uint64) (int64, 
 	w := newCkptWriter(f)
 	if err := w.header(checkpointHeader{shard: s.shard, applied: at, epoch: epoch, model: s.model, dim: s.vec.Dim(),
 		users: len(users)}); err != nil {
-		return 0, err
+		return f, 0, err
 	}
 	for _, u := range users {
 		if err := s.writeUser(w, u); err != nil {
-			return 0, err
+			return f, 0, err
 		}
 	}
 	if err := w.finish(); err != nil {
-		return 0, err
+		return f, 0, err
 	}
 	st, err := f.Stat()
 	if err != nil {
-		return 0, err
+		return f, 0, err
 	}
-	return st.Size(), f.Sync()
+	return f, st.Size(), nil
 }
 
 // writeUser writes one user's memories under the read lock, then its vectors under the namespace's read lock.

@@ -437,3 +437,41 @@ func TestNoCheckpointDuringAReset(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A checkpoint in a turn waits for it, writes the file and gives the turn back; one whose index closed while it
+// waited writes nothing.
+func TestCheckpointInATurn(t *testing.T) {
+	f := newFixture(t)
+	f.variedMemories(1)
+	path := filepath.Join(t.TempDir(), "shard-0.vectors")
+	f.indexers = NewIndexers(1)
+	s := f.openWith(path, nil, nil)
+	gate := s.indexers
+
+	gate.sem <- struct{}{} // a batch's turn
+	stop := make(chan struct{})
+	close(stop)
+	if err := s.checkpointIn(gate, stop); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("a checkpoint written after its index closed: %v", err)
+	}
+	gate.release()
+
+	if err := s.checkpointIn(gate, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {
+		t.Fatalf("the temporary file stayed: %v", err)
+	}
+	if n := len(gate.sem); n != 0 {
+		t.Fatalf("%d turns held after the checkpoint", n)
+	}
+	if got := gate.Stats().Checkpoints; got != 1 {
+		t.Fatalf("%d checkpoints counted, want 1", got)
+	}
+}
