@@ -13,7 +13,8 @@
 #            ratio_catchup=C/A ops_before=… ops_catchup=…
 # ready_s: restart to the node's /readyz; healthy_s: restart to `memctl cluster status --check` passing.
 # Keeps every memctl JSON report and the nodes' logs in $OUT. Ports 31540-31562.
-# Env: TARGET (1000000), LOAD (120s), DUR (20s), DOWN (10s), CLIENTS (16), OUT (bench/out/catchup).
+# Env: TARGET (1000000), LOAD (120s), DUR (20s), DOWN (10s), CLIENTS (16), OUT (bench/out/catchup), MEMNODE (the
+# nodes' binary; default ./bin/memnode, built here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -26,7 +27,7 @@ OUT=${OUT:-bench/out/catchup}
 bench_init catchup
 start_node() { # name base
   local name=$1 base=$2
-  ./bin/memnode --node-id "$name" --data-dir "$OUT/data/$name" --http-addr "127.0.0.1:$base" \
+  ${MEMNODE:-./bin/memnode} --node-id "$name" --data-dir "$OUT/data/$name" --http-addr "127.0.0.1:$base" \
     --raft-addr "127.0.0.1:$((base + 1))" --gossip-addr "127.0.0.1:$((base + 2))" --bootstrap-expect 3 \
     --join 127.0.0.1:31542 --shards 16 --replicas 3 >>"$OUT/$name.log" 2>&1 &
   PIDS+=($!)

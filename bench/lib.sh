@@ -29,6 +29,7 @@ load_memories() {
   local target=$1 load=$2 round=0
   say "loading $target memories in rounds of $load (batch puts of 100, 32 clients, 1000 users)"
   MEMORIES=0
+  rm -f "$OUT"/load-*.json # a longer load of an earlier run would leave rounds this one did not make
   while ((MEMORIES < target)); do
     $CTL --addr "$A" -o json --timeout 60s bench write --addr-list "$ADDRS" --batch 100 --clients 32 --users 1000 \
       --duration "$load" --warmup 0 >"$OUT/load-$round.json"
