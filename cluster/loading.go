@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
+	"github.com/memcluster/memcluster/internal/threadprio"
 	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/retrieval"
 	"github.com/memcluster/memcluster/storage"
@@ -73,7 +75,7 @@ func (n *Node) loadBehind(r *Replica, l *loadingIndex) {
 		return
 	}
 	began := time.Now()
-	idx, err := n.newIdx(r.Shard)
+	idx, err := openLowered(func() (ShardIndex, error) { return n.newIdx(r.Shard) })
 	<-n.loadSem
 	if err != nil {
 		err = fmt.Errorf("open indexes of shard %d: %w", r.Shard, err)
@@ -85,6 +87,32 @@ func (n *Node) loadBehind(r *Replica, l *loadingIndex) {
 	l.finish(idx, nil)
 	r.log.Info("indexes loaded behind the group", "queued_ms", began.Sub(queued).Milliseconds(),
 		"load_ms", time.Since(began).Milliseconds())
+}
+
+// openLowered runs open on a thread of its own, retrieval.BuildNicer steps below the process's priority (Linux;
+// elsewhere, or where it cannot be lowered, at the process's), and returns what open returns. A restarted node
+// loads its replicas' indexes while its groups and its peers serve writes: at a million memories, 16 shards one
+// after another took 26 s of a core, and on hosts where nodes share cores (the benchmark's three on two) the
+// peers' puts slowed by half meanwhile. The load serves nothing yet (searches on the replica wait for it, and a
+// replica leading while it loads hands the leadership on), so it takes what the serving threads leave. Threads
+// the open starts itself (the vectors' decoding beside the attributes', bleve's) keep the process's priority.
+// The goroutine ends locked to its thread, so the thread ends with it (threadprio.Lower).
+func openLowered(open func() (ShardIndex, error)) (ShardIndex, error) {
+	type opened struct {
+		idx ShardIndex
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		runtime.LockOSThread()
+		if _, err := threadprio.Lower(retrieval.BuildNicer); err != nil {
+			runtime.UnlockOSThread() // nothing was lowered: the thread may run other goroutines again
+		}
+		idx, err := open()
+		done <- opened{idx, err}
+	}()
+	o := <-done
+	return o.idx, o.err
 }
 
 // finish ends the load: the indexes take the changes kept meanwhile, in order, before done closes (Index waits
