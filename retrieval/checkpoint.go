@@ -42,8 +42,7 @@ type checkpointer struct {
 	path   string
 	policy CheckpointPolicy
 
-	mu        sync.Mutex // one write at a time; a reset's removal waits for it
-	gen       uint64     // bumped by a reset: a write that began before it must not land
+	mu        sync.Mutex // held by a write from its capture to its rename; a reset's removal waits for it
 	resetting bool       // between a reset's removal and the end of its reload: no write
 	at        uint64     // applied index of the file on disk; 0: none
 	written   time.Time
@@ -107,7 +106,6 @@ func (c *checkpointer) close() {
 func (c *checkpointer) remove() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.gen++
 	c.at, c.resetting = 0, true
 	if err := os.Remove(c.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -118,7 +116,6 @@ func (c *checkpointer) remove() error {
 // resume lets writes land again once a reset's reload is complete.
 func (c *checkpointer) resume() {
 	c.mu.Lock()
-	c.gen++
 	c.resetting = false
 	c.mu.Unlock()
 }
@@ -140,7 +137,7 @@ func (s *ShardIndex) checkpointIn(gate *Indexers, stop <-chan struct{}) error {
 	var (
 		f               *os.File
 		size, changes   int64
-		gen, at, epoch  uint64
+		at, epoch       uint64
 		start           time.Time
 		locked, encoded bool
 		err             error
@@ -153,7 +150,7 @@ func (s *ShardIndex) checkpointIn(gate *Indexers, stop <-chan struct{}) error {
 		if c.resetting {
 			return
 		}
-		encoded, start, gen = true, time.Now(), c.gen
+		encoded, start = true, time.Now()
 		at, epoch, changes = s.indexed.Load(), s.epoch.Load(), c.changes.Load()
 		f, size, err = s.encodeCheckpointFile(tmp, at, epoch)
 	})
@@ -163,9 +160,6 @@ func (s *ShardIndex) checkpointIn(gate *Indexers, stop <-chan struct{}) error {
 	defer c.mu.Unlock()
 	if !encoded {
 		return nil
-	}
-	if err == nil && c.gen != gen {
-		err = errors.New("the shard was reset during the write")
 	}
 	if err = installCheckpoint(f, tmp, c.path, err); err != nil {
 		return fmt.Errorf("checkpoint of shard %d: %w", s.shard, err)
