@@ -98,21 +98,34 @@ func (n *Node) loadBehind(r *Replica, l *loadingIndex) {
 // the open starts itself (the vectors' decoding beside the attributes', bleve's) keep the process's priority.
 // The goroutine ends locked to its thread, so the thread ends with it (threadprio.Lower).
 func openLowered(open func() (ShardIndex, error)) (ShardIndex, error) {
-	type opened struct {
-		idx ShardIndex
-		err error
-	}
-	done := make(chan opened, 1)
-	go func() {
-		runtime.LockOSThread()
-		if _, err := threadprio.Lower(retrieval.BuildNicer); err != nil {
-			runtime.UnlockOSThread() // nothing was lowered: the thread may run other goroutines again
-		}
-		idx, err := open()
-		done <- opened{idx, err}
-	}()
+	done := make(chan openedIndex, 1)
+	go func() { done <- openHereLowered(open) }()
 	o := <-done
 	return o.idx, o.err
+}
+
+type openedIndex struct {
+	idx ShardIndex
+	err error
+}
+
+// openHereLowered runs open on the calling goroutine's thread, lowered, and leaves the goroutine locked to it, as
+// retrieval's batches are built (the thread ends with the goroutine). The main thread is not lowered
+// (threadprio.ErrMainThread: memnode keeps it, a test binary may not): held by this goroutine, it cannot take the
+// goroutine openLowered starts, which so gets another thread.
+func openHereLowered(open func() (ShardIndex, error)) openedIndex {
+	runtime.LockOSThread()
+	_, err := threadprio.Lower(retrieval.BuildNicer)
+	if errors.Is(err, threadprio.ErrMainThread) {
+		defer runtime.UnlockOSThread()
+		idx, err := openLowered(open)
+		return openedIndex{idx, err}
+	}
+	if err != nil {
+		runtime.UnlockOSThread() // nothing was lowered: the thread may run other goroutines again
+	}
+	idx, err := open()
+	return openedIndex{idx, err}
 }
 
 // finish ends the load: the indexes take the changes kept meanwhile, in order, before done closes (Index waits
