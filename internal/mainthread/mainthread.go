@@ -4,8 +4,6 @@ import (
 	"os"
 	"runtime"
 	"testing"
-
-	"github.com/memcluster/memcluster/internal/threadprio"
 )
 
 var calls = make(chan func())
@@ -44,22 +42,4 @@ func Do(f func()) {
 	if !<-done {
 		panic("mainthread.Do: f did not return (t.Fatal, runtime.Goexit or a panic on the main thread)")
 	}
-}
-
-// UnloweredNice is the calling thread's nice value (threadprio.Nice) for a test that lowers threads below it: the
-// test is skipped when nothing can be lowered, and fails on CI (CI=true), where that is a broken runner, not a
-// reason to pass.
-func UnloweredNice(t testing.TB) int {
-	t.Helper()
-	base, err := threadprio.Nice()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if base >= 19 {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the process runs at nice %d already: its threads cannot be lowered", base)
-		}
-		t.Skipf("the process runs at nice %d already", base)
-	}
-	return base
 }
