@@ -78,6 +78,9 @@ type Config struct {
 	// ShardTrailingLogs: log entries a shard group keeps after a snapshot (raft's TrailingLogs), so a follower
 	// that falls behind by less catches up from the log instead of a snapshot; default 10240.
 	ShardTrailingLogs uint64
+	// OverloadWait: how long a proposal waits for its leader's storage to take writes again while compactions
+	// trail (storage.DB.WaitWritable); then it is refused, unproposed, with storage.ErrOverloaded. Default 1s.
+	OverloadWait time.Duration
 	// GossipProfile: "lan" (default) or "local" (fast failure detection for tests on one host).
 	GossipProfile string
 
@@ -138,6 +141,7 @@ func (c Config) withDefaults() Config {
 		c.SnapshotThreshold = 128
 	}
 	durDef(&c.ShardSnapshotInterval, 10*time.Second)
+	durDef(&c.OverloadWait, time.Second)
 	if c.ShardTrailingLogs == 0 {
 		c.ShardTrailingLogs = 10240
 	}

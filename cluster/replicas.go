@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -136,6 +137,12 @@ func (n *Node) start(shard uint32, voters []string, addrs map[string]string, beh
 // WriteHealth reports whether this node's disk takes writes: nil, or an error wrapping storage.ErrReadOnly
 // that names the problem. The API refuses writes meanwhile; replicas keep applying what raft commits.
 func (n *Node) WriteHealth() error { return n.db.WriteHealth() }
+
+// WaitWritable holds a write while this node's storage is overloaded, up to Config.OverloadWait; then it
+// returns an error wrapping storage.ErrOverloaded (storage.DB.WaitWritable).
+func (n *Node) WaitWritable(ctx context.Context) error {
+	return n.db.WaitWritable(ctx, n.cfg.OverloadWait)
+}
 
 // haltReplica stops a replica whose state machine met an undecodable entry; it stays listed so status shows it.
 func (n *Node) haltReplica(shard uint32, err error) {

@@ -276,6 +276,8 @@ func mapOutcome(err error) error {
 		return fmt.Errorf("%w: %s", ErrRefused, re.Message)
 	case "outcome_unknown":
 		return fmt.Errorf("%w: %s", ErrOutcomeUnknown, re.Message)
+	case "overloaded":
+		return fmt.Errorf("%w: %s", storage.ErrOverloaded, re.Message)
 	}
 	return err
 }

@@ -210,6 +210,10 @@ func (n *Node) proposeLocal(ctx context.Context, rep *Replica, cmd []byte) (stor
 		// Leadership is being handed to a replica that can apply (readonly.go): the coordinator retries there.
 		return storage.ApplyResult{}, ErrNotLeader
 	}
+	// The leader's own log write comes first, so its storage decides whether a write may come in now.
+	if err := n.db.WaitWritable(ctx, n.cfg.OverloadWait); err != nil {
+		return storage.ApplyResult{}, err
+	}
 	return rep.Apply(ctx, cmd)
 }
 
@@ -301,6 +305,8 @@ func toRPCError(err error, rep *Replica) *rpcError {
 		return &rpcError{Code: "refused", Message: err.Error()}
 	case errors.Is(err, ErrOutcomeUnknown):
 		return &rpcError{Code: "outcome_unknown", Message: err.Error()}
+	case errors.Is(err, storage.ErrOverloaded):
+		return &rpcError{Code: "overloaded", Message: err.Error()}
 	}
 	return &rpcError{Code: "internal", Message: err.Error()}
 }
@@ -320,6 +326,8 @@ func writeRPCError(w http.ResponseWriter, e *rpcError) {
 		status = http.StatusConflict
 	case "outcome_unknown":
 		status = http.StatusGatewayTimeout
+	case "overloaded":
+		status = http.StatusServiceUnavailable
 	}
 	writeJSON(w, status, e)
 }

@@ -57,6 +57,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, cluster.ErrOutcomeUnknown):
 		// Not "unavailable": a client that retries a write on Retry-After could apply it twice.
 		writeError(w, http.StatusGatewayTimeout, "outcome_unknown", err.Error(), "")
+	case errors.Is(err, storage.ErrOverloaded):
+		// Refused before it was proposed: sending it again after Retry-After is safe.
+		s.metrics.overloaded.Inc()
+		writeError(w, http.StatusServiceUnavailable, "overloaded", err.Error(), "")
 	case errors.Is(err, cluster.ErrRemoved):
 		writeError(w, http.StatusServiceUnavailable, "node_removed", err.Error()+": send requests to another node", "")
 	case errors.Is(err, cluster.ErrNoLeader), errors.Is(err, cluster.ErrStopped),

@@ -12,6 +12,9 @@ type metrics struct {
 	latency  *prometheus.HistogramVec
 	shed     prometheus.Counter
 	limited  prometheus.Counter
+	// overloaded: writes answered 503 because a node's storage was overloaded (this node's, or the shard
+	// leader's).
+	overloaded prometheus.Counter
 	// Memory model: consolidation decisions by trigger and op, triggers fired, and user transactions redone
 	// because the user's state changed while they were decided.
 	decisions *prometheus.CounterVec
@@ -35,6 +38,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.limited = prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_api_rate_limited_total",
 		Help: "Requests answered 429 because their tenant was over its rate."})
 	_ = reg.Register(m.limited)
+	m.overloaded = prometheus.NewCounter(prometheus.CounterOpts{Name: "memcluster_api_overloaded_total",
+		Help: "Writes answered 503 overloaded: a node's compactions trailed its writes (this node's, or the shard leader's)."})
+	_ = reg.Register(m.overloaded)
 	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memcluster_consolidation_decisions_total",
 		Help: "Fact decisions (ADD, UPDATE, DELETE, NONE) by trigger."}, []string{"trigger", "op"})
 	m.triggers = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "memcluster_consolidation_triggers_total",

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 )
 
@@ -24,5 +25,29 @@ func (s *Server) writable(w http.ResponseWriter) bool {
 		return true
 	}
 	writeError(w, http.StatusInsufficientStorage, "read_only", err.Error(), "")
+	return false
+}
+
+// writePressure is implemented by a Cluster whose node can hold writes while its storage's compactions trail
+// (cluster.Node, backed by storage.DB.WaitWritable).
+type writePressure interface {
+	WaitWritable(ctx context.Context) error
+}
+
+// unburdened holds a write while this node's storage is overloaded, and answers 503 overloaded, with
+// Retry-After, if it still is after the node's wait. It runs before the body is read and before anything is
+// embedded or proposed, so a refused write costs little and may be sent again as it was. A shard leader on
+// another node checks its own storage again before it proposes (cluster's proposeLocal).
+func (s *Server) unburdened(ctx context.Context, w http.ResponseWriter) bool {
+	p, ok := s.c.(writePressure)
+	if !ok {
+		return true
+	}
+	err := p.WaitWritable(ctx)
+	if err == nil {
+		return true
+	}
+	s.metrics.overloaded.Inc()
+	writeError(w, http.StatusServiceUnavailable, "overloaded", err.Error(), "")
 	return false
 }

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -108,4 +110,77 @@ func call(t *testing.T, srv *httptest.Server, method, path, body string, out any
 	defer resp.Body.Close()
 	_ = json.NewDecoder(resp.Body).Decode(out)
 	return resp.StatusCode
+}
+
+// overloadedCluster is a localCluster whose node holds writes (its storage's compactions trailing) or whose
+// shard leader refuses them for the same reason.
+type overloadedCluster struct {
+	*localCluster
+	here, leader error
+}
+
+func (c *overloadedCluster) WaitWritable(context.Context) error { return c.here }
+
+func (c *overloadedCluster) Propose(ctx context.Context, shard uint32, cmd []byte) (storage.ApplyResult, error) {
+	if c.leader != nil {
+		return storage.ApplyResult{}, c.leader
+	}
+	return c.localCluster.Propose(ctx, shard, cmd)
+}
+
+// An overloaded node refuses writes with 503 overloaded and Retry-After, naming the cause, whether it is this
+// node or the shard's leader that is overloaded; reads go on, and writes are taken again once it is not.
+func TestOverloadedNodeRefusesWritesServesReads(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	db, err := storage.Open("db", storage.Options{FS: vfs.NewMem(), Logger: log, MinFreeBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	fsm, err := storage.NewShardFSM(db, 0, nil, log, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb, err := embed.NewHashed(embed.HashedOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &overloadedCluster{localCluster: &localCluster{db: db, fsm: fsm}}
+	srv := httptest.NewServer(New(c, emb, Options{Logger: log}))
+	defer srv.Close()
+	var put apiv1.PutResponse
+	if code := call(t, srv, "POST", "/v1/memories", `{"user_id":"u1","text":"first"}`, &put); code != http.StatusCreated {
+		t.Fatalf("put: %d", code)
+	}
+	for _, tc := range []struct {
+		name         string
+		here, leader error
+	}{
+		{"this node", fmt.Errorf("%w: level 0 holds 10 sublevels, writes are taken again at 8", storage.ErrOverloaded), nil},
+		{"the shard leader", nil, fmt.Errorf("%w: writes stalled until flushes and compactions catch up", storage.ErrOverloaded)},
+	} {
+		c.here, c.leader = tc.here, tc.leader
+		want := errors.Join(tc.here, tc.leader).Error()
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/memories", strings.NewReader(`{"user_id":"u1","text":"second"}`))
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e apiv1.Error
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" ||
+			e.Error.Code != "overloaded" || e.Error.Message != want {
+			t.Fatalf("%s overloaded: %d, Retry-After %q, %+v; want 503 overloaded with Retry-After 1 and %q", tc.name,
+				resp.StatusCode, resp.Header.Get("Retry-After"), e.Error, want)
+		}
+		var got apiv1.PutResponse
+		if code := call(t, srv, "GET", "/v1/memories/"+put.ID+"?user_id=u1", "", &got); code != http.StatusOK || got.Text != "first" {
+			t.Fatalf("read while %s is overloaded: %d %+v, want 200 with the memory", tc.name, code, got)
+		}
+	}
+	c.here, c.leader = nil, nil
+	if code := call(t, srv, "POST", "/v1/memories", `{"user_id":"u1","text":"third"}`, &put); code != http.StatusCreated {
+		t.Fatalf("put once no longer overloaded: %d", code)
+	}
 }

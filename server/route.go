@@ -167,6 +167,9 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, e endpoint, p pri
 	if e.Role >= RoleWriter && !s.writable(w) {
 		return false
 	}
+	if e.Role == RoleWriter && !s.unburdened(r.Context(), w) {
+		return false
+	}
 	if e.Name == "forget" || e.Role == RoleAdmin {
 		// Audit trail of destructive and operator actions: who (role and token fingerprint, never the token),
 		// what, on whom (none named: the whole cluster).

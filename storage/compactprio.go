@@ -16,10 +16,12 @@ import (
 // runs on it (internal/threadprio). A move or delete-only compaction only edits the LSM's manifest, under
 // Pebble's mutex, and keeps the process's priority. Where the thread cannot be lowered (the main thread, which
 // memnode keeps for its main goroutine, or not Linux) the compaction runs at the process's priority. lowered
-// counts the compactions that ran lowered (DiskStats.LoweredCompactions).
-func lowerCompactions(steps int, lowered *atomic.Int64) func(pebble.CompactionInfo) {
+// counts the compactions that ran lowered (DiskStats.LoweredCompactions). A compaction that begins while urgent
+// reports true (level 0 so deep that the node holds or is about to hold new writes, writePressure) keeps the
+// process's priority: the writes wait for it, and lowered it would share a core with the deferred indexing.
+func lowerCompactions(steps int, lowered *atomic.Int64, urgent func() bool) func(pebble.CompactionInfo) {
 	return func(info pebble.CompactionInfo) {
-		if !rewritesTables(info) {
+		if !rewritesTables(info) || urgent() {
 			return
 		}
 		runtime.LockOSThread()

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,7 +25,7 @@ func TestCompactionListenerLowersItsThreadOnly(t *testing.T) {
 	}
 	got := make(chan int, 1)
 	go func() {
-		lowerCompactions(3, new(atomic.Int64))(pebble.CompactionInfo{})
+		lowerCompactions(3, new(atomic.Int64), func() bool { return false })(pebble.CompactionInfo{})
 		n, _ := threadprio.Nice()
 		got <- n
 	}()
@@ -33,6 +34,26 @@ func TestCompactionListenerLowersItsThreadOnly(t *testing.T) {
 	}
 	if n, _ := threadprio.Nice(); n != base {
 		t.Fatalf("the test's thread went from nice %d to %d", base, n)
+	}
+}
+
+// A compaction that begins while level 0 is deep enough to hold writes (urgent) keeps the process's priority,
+// and is not counted as lowered.
+func TestUrgentCompactionsKeepTheirPriority(t *testing.T) {
+	base, err := threadprio.Nice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lowered := new(atomic.Int64)
+	got := make(chan int, 1)
+	go func() {
+		runtime.LockOSThread() // the thread dies with the goroutine, whatever the listener did to it
+		lowerCompactions(3, lowered, func() bool { return true })(pebble.CompactionInfo{})
+		n, _ := threadprio.Nice()
+		got <- n
+	}()
+	if n := <-got; n != base || lowered.Load() != 0 {
+		t.Fatalf("an urgent compaction ran at nice %d (%d lowered), want %d", n, lowered.Load(), base)
 	}
 }
 
@@ -47,7 +68,7 @@ func TestCompactionsRunOnTheLoweredThread(t *testing.T) {
 	var mu sync.Mutex
 	var seen []int
 	listener := &pebble.EventListener{
-		CompactionBegin: lowerCompactions(5, new(atomic.Int64)),
+		CompactionBegin: lowerCompactions(5, new(atomic.Int64), func() bool { return false }),
 		CompactionEnd: func(info pebble.CompactionInfo) {
 			if !rewritesTables(info) {
 				return

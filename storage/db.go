@@ -79,6 +79,13 @@ type Options struct {
 	// the slow seconds of the write path (docs/benchmarks.md, "where the flush tail comes from"). Move and
 	// delete-only compactions and memtable flushes keep the process's priority: a slow flush stalls writes.
 	CompactionNicer int
+	// OverloadSublevels is the count of level-0 sublevels at which the node holds new writes (WaitWritable)
+	// until compactions bring level 0 back to two fewer; a write stall of Pebble's holds them too. Default 10,
+	// two below Pebble's L0StopWritesThreshold (12), where Pebble stops every write on the node; negative: never.
+	OverloadSublevels int
+
+	// noAutoCompactions leaves level 0 as flushes build it (tests of the overload gate).
+	noAutoCompactions bool
 }
 
 func (o Options) withDefaults() Options {
@@ -90,6 +97,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MemTableSize == 0 {
 		o.MemTableSize = 64 << 20
+	}
+	if o.OverloadSublevels == 0 {
+		o.OverloadSublevels = 10
 	}
 	if o.WALMinSyncInterval == 0 {
 		o.WALMinSyncInterval = DefaultWALMinSyncInterval
@@ -142,6 +152,12 @@ type DB struct {
 	// records caches records' bytes for GetMemory; nil when Options.RecordCacheSize is negative. Every batch
 	// this package commits goes through commit, which keeps it coherent.
 	records *recordCache
+
+	// pressure holds new writes while compactions trail (WaitWritable); nil when Options.OverloadSublevels is
+	// negative. Its watcher stops at Close.
+	pressure     *writePressure
+	stopPressure chan struct{}
+	pressureDone chan struct{}
 }
 
 // HeapBytes is what Pebble's block cache and memtables hold on the Go heap: pointer-free buffers that stay until
@@ -170,6 +186,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	cache := pebble.NewCache(opts.CacheSize + 2*int64(opts.MemTableSize))
 	defer cache.Unref()
 	health := newDiskHealth(dir, opts)
+	if opts.OverloadSublevels > 0 {
+		health.pressure = newWritePressure(opts.OverloadSublevels)
+	}
 	po := &pebble.Options{Cache: cache, FS: opts.FS, Logger: pebbleLogger{opts.Logger},
 		EventListener: health.eventListener(), MemTableSize: opts.MemTableSize}
 	// Installed even with the interval off, for the sync counts in DiskStats.
@@ -182,9 +201,10 @@ func Open(dir string, opts Options) (*DB, error) {
 		}
 	}
 	setCompression(po, compression)
+	po.DisableAutomaticCompactions = opts.noAutoCompactions
 	lowered := new(atomic.Int64)
 	if opts.CompactionNicer > 0 {
-		po.EventListener.CompactionBegin = lowerCompactions(opts.CompactionNicer, lowered)
+		po.EventListener.CompactionBegin = lowerCompactions(opts.CompactionNicer, lowered, health.pressure.urgent)
 	}
 	pdb, err := pebble.Open(dir, po)
 	if err != nil {
@@ -197,6 +217,10 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err := d.checkFormat(); err != nil {
 		pdb.Close()
 		return nil, err
+	}
+	if health.pressure != nil {
+		d.pressure, d.stopPressure, d.pressureDone = health.pressure, make(chan struct{}), make(chan struct{})
+		go d.watchPressure()
 	}
 	return d, nil
 }
@@ -226,6 +250,10 @@ func (d *DB) Pebble() *pebble.DB { return d.db }
 func (d *DB) Close() error {
 	d.closeMu.Lock()
 	defer d.closeMu.Unlock()
+	if d.stopPressure != nil && !d.closed {
+		close(d.stopPressure)
+		<-d.pressureDone
+	}
 	d.final = d.diskStats() // counters read after Close keep their last values
 	d.closed = true
 	return d.db.Close()

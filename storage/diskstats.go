@@ -10,6 +10,8 @@ type DiskStats struct {
 	Flushes         int64   // flushes begun, failed ones included
 	Compactions     int64   // compactions of every kind (moves and deletions write no tables), failed ones included
 	L0Tables        int64   // tables in level 0 now
+	L0Sublevels     int64   // sublevels of level 0 now: Pebble's read amplification there, which stops writes at 12
+	Overloaded      bool    // new writes are held until compactions catch up (WaitWritable)
 	LiveBytes       int64   // bytes of live tables now
 	WALSyncs        uint64  // syncs of the write-ahead log
 	WALSyncsHeld    uint64  // syncs after which the group commit held the next back (whether or not one was asked for)
@@ -35,8 +37,12 @@ func (d *DB) DiskStats() DiskStats {
 func (d *DB) diskStats() DiskStats {
 	m := d.db.Metrics()
 	s := DiskStats{WALBytes: m.WAL.BytesWritten, Flushes: m.Flush.Count, Compactions: m.Compact.Count,
-		L0Tables: m.Levels[0].TablesCount, WALSyncs: d.pacer.syncs.Load(), WALSyncsHeld: d.pacer.held.Load(),
+		L0Tables: m.Levels[0].TablesCount, L0Sublevels: int64(m.Levels[0].Sublevels), WALSyncs: d.pacer.syncs.Load(), WALSyncsHeld: d.pacer.held.Load(),
 		SyncedEntries: d.pacer.entries.Load(), LoweredCompactions: d.lowered.Load()}
+	if d.pressure != nil {
+		err, _ := d.pressure.state()
+		s.Overloaded = err != nil
+	}
 	n, t := d.health.stalls.read()
 	s.WriteStalls, s.WriteStallTime = n, t.Seconds()
 	// Summed here, not with Metrics.Total, which counts the WAL's bytes as flushed too.

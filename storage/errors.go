@@ -30,6 +30,9 @@ var (
 	// ErrWrongShard answers a command or read for a user this shard no longer owns (its range was split off):
 	// nothing was written, and the caller routes the request again.
 	ErrWrongShard = errors.New("user not owned by this shard")
+	// ErrOverloaded is returned by DB.WaitWritable while the node's compactions trail its writes so far that
+	// Pebble is about to stop them (or has): the write was not taken, and may be sent again after a pause.
+	ErrOverloaded = errors.New("node overloaded")
 	// ErrCompression is returned by Open for an Options.Compression it does not know.
 	ErrCompression = errors.New("unknown table compression")
 )

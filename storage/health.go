@@ -35,6 +35,8 @@ type diskHealth struct {
 	applyErrs map[uint32]error // failed state machine writes by shard, cleared by their successful retry
 
 	stalls stallMeter
+	// pressure, when set, hears of stalls as they begin and end (Options.OverloadSublevels).
+	pressure *writePressure
 }
 
 // stallMeter counts Pebble's write stalls (writes held while flushes or level 0 fall behind) and their time: a
@@ -67,6 +69,13 @@ func (m *stallMeter) end() {
 		m.total += time.Since(m.began)
 		m.began = time.Time{}
 	}
+}
+
+// underWay reports whether a stall is under way.
+func (m *stallMeter) underWay() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return !m.began.IsZero()
 }
 
 // read returns the stalls so far and their time, the one under way included.
@@ -154,8 +163,18 @@ func (h *diskHealth) eventListener() *pebble.EventListener {
 				h.backgroundOK()
 			}
 		},
-		WriteStallBegin: func(i pebble.WriteStallBeginInfo) { h.stalls.begin(i.Reason, h.log) },
-		WriteStallEnd:   h.stalls.end,
+		WriteStallBegin: func(i pebble.WriteStallBeginInfo) {
+			h.stalls.begin(i.Reason, h.log)
+			if h.pressure != nil {
+				h.pressure.setStalled(true)
+			}
+		},
+		WriteStallEnd: func() {
+			h.stalls.end()
+			if h.pressure != nil {
+				h.pressure.setStalled(false)
+			}
+		},
 	}
 }
 

@@ -38,6 +38,17 @@ func registerDiskStats(reg prometheus.Registerer, db *storage.DB) {
 			prometheus.CounterValue, func(d storage.DiskStats) float64 { return float64(d.Compactions) }),
 		s("memcluster_storage_l0_tables", "tables in level 0 (flushes land there; compactions drain it)",
 			prometheus.GaugeValue, func(d storage.DiskStats) float64 { return float64(d.L0Tables) }),
+		s("memcluster_storage_l0_sublevels",
+			"sublevels of level 0 (its read amplification: Pebble stops every write at 12, the node holds new writes from --overload-sublevels)",
+			prometheus.GaugeValue, func(d storage.DiskStats) float64 { return float64(d.L0Sublevels) }),
+		s("memcluster_storage_overloaded",
+			"1 while the node holds new writes until its compactions catch up (refused with 503 overloaded after --overload-wait)",
+			prometheus.GaugeValue, func(d storage.DiskStats) float64 {
+				if d.Overloaded {
+					return 1
+				}
+				return 0
+			}),
 		s("memcluster_storage_live_bytes", "bytes of live tables", prometheus.GaugeValue,
 			func(d storage.DiskStats) float64 { return float64(d.LiveBytes) }),
 		s("memcluster_storage_wal_syncs_total", "syncs of the storage write-ahead log", prometheus.CounterValue,

@@ -27,8 +27,8 @@ func TestDiskStatsExported(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	registerDiskStats(reg, db)
 	got, families := gathered(t, reg)
-	if len(got) != 13 {
-		t.Errorf("%d series exported, want 13: %v", len(got), got)
+	if len(got) != 15 {
+		t.Errorf("%d series exported, want 15: %v", len(got), got)
 	}
 	// The pacer counts a sync after its waiters are released, so the count may trail the write above; Open's
 	// own synced write (the key format) has been counted by then.

@@ -82,6 +82,8 @@ type config struct {
 	groupCommit   time.Duration
 	compression   string
 	compactNice   int
+	overloadL0    int
+	overloadWait  time.Duration
 	recordCache   string
 	sessionWindow int
 	warmAfter     int
@@ -158,6 +160,8 @@ func (c *config) register(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.minFreeBytes, "min-free-bytes", 256<<20, "free disk space below which the node turns read-only (writes get 507, reads go on); negative: off")
 	fs.DurationVar(&c.groupCommit, "group-commit-interval", storage.DefaultWALMinSyncInterval, "while the node's WAL syncs each cover several raft entries (many writers), hold a sync this long after the last so that more appends share it; a lone writer's syncs are not held once that average settles; 0: off (up to 50ms)")
 	fs.IntVar(&c.compactNice, "compaction-nice", 10, "nice values below the node's priority at which its Pebble compactions run, each on a thread of its own (Linux); 0: at the node's priority")
+	fs.IntVar(&c.overloadL0, "overload-sublevels", 10, "level-0 sublevels of the node's Pebble at which it holds new writes until its compactions catch up (Pebble stops every write at 12); 0: never")
+	fs.DurationVar(&c.overloadWait, "overload-wait", time.Second, "how long a write waits for an overloaded node's storage before it is refused with 503 overloaded (and Retry-After)")
 	fs.StringVar(&c.compression, "storage-compression", storage.DefaultCompression, "how the node's Pebble tables are compressed: last-level (snappy in the tables compactions write into the last level, where data comes to rest; none in flushes and the compactions above: less CPU a write, more disk), none, or snappy (every table); tables written before stay readable")
 	fs.StringVar(&c.coldStore, "cold-store", "", "keep cold segments in this object store instead of the shards: s3://bucket?region=…&endpoint=…, or file:///dir that every node shares")
 	fs.BoolVar(&c.confirmReads, "confirm-txn-reads", false, "confirm the reads of appends, flushes and remembers with a quorum before they decide; off: their commit, conditional on the user's revision, catches a stale read")
@@ -235,6 +239,12 @@ func (c *config) finish() error {
 	if c.compactNice < 0 || c.compactNice > 19 {
 		return fmt.Errorf("--compaction-nice %d: want 0 to 19", c.compactNice)
 	}
+	if c.overloadL0 < 0 || c.overloadL0 > 11 {
+		return fmt.Errorf("--overload-sublevels %d: want 0 (never) to 11 (Pebble stops writes at 12)", c.overloadL0)
+	}
+	if c.overloadWait <= 0 || c.overloadWait > time.Minute {
+		return fmt.Errorf("--overload-wait %s: want more than 0 and at most 1m", c.overloadWait)
+	}
 	if _, err := c.minHeadroom(); err != nil {
 		return err
 	}
@@ -255,7 +265,15 @@ func (c *config) storageOptions(log *slog.Logger) storage.Options {
 	recordCache, _ := c.recordCacheBytes() // validated with the flags
 	return storage.Options{Logger: log, MinFreeBytes: c.minFreeBytes, RecordCacheSize: recordCache,
 		WALMinSyncInterval: c.walMinSyncInterval(), Compression: c.compression,
-		CompactionNicer: c.compactNice}
+		CompactionNicer: c.compactNice, OverloadSublevels: c.overloadSublevels()}
+}
+
+// overloadSublevels is --overload-sublevels as storage.Options.OverloadSublevels: negative for never.
+func (c *config) overloadSublevels() int {
+	if c.overloadL0 == 0 {
+		return -1
+	}
+	return c.overloadL0
 }
 
 // walMinSyncInterval is --group-commit-interval as storage.Options.WALMinSyncInterval: negative for off.

@@ -150,7 +150,7 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 		DeadNodeTimeout: c.deadNodeTimeout, Zone: c.zone, MaxMoves: c.maxMoves, MovesPerNode: c.movesPerNode, SplitAboveMemories: c.splitAbove, RequestRetention: c.requestRetain,
 		HeartbeatTimeout: c.raftHeartbeat, ElectionTimeout: c.raftElection,
 		ShardCommitTimeout: c.raftCommit, HeartbeatCoalesce: c.raftCoalesce, GossipProfile: c.gossipProfile, Logger: log, Registry: reg,
-		Tracer: tp.Tracer("memcluster/cluster"), ClusterToken: c.clusterToken,
+		Tracer: tp.Tracer("memcluster/cluster"), ClusterToken: c.clusterToken, OverloadWait: c.overloadWait,
 		TLS: nodeTLS, GossipKey: gkey,
 	}, db, nodeindex.Factory(c.dataDir, db, emb, meters, indexers, log))
 	if err != nil {

@@ -48,10 +48,11 @@ func TestStorageCompressionFlagNamesABadValue(t *testing.T) {
 func TestStorageFlagsReachTheDB(t *testing.T) {
 	for args, want := range map[string]storage.Options{
 		"": {Compression: storage.DefaultCompression, WALMinSyncInterval: time.Millisecond,
-			CompactionNicer: 10},
-		"--storage-compression none --compaction-nice 0": {Compression: "none", WALMinSyncInterval: time.Millisecond},
+			CompactionNicer: 10, OverloadSublevels: 10},
+		"--storage-compression none --compaction-nice 0 --overload-sublevels 0": {Compression: "none",
+			WALMinSyncInterval: time.Millisecond, OverloadSublevels: -1},
 		"--storage-compression snappy --group-commit-interval 0 --compaction-nice 19": {Compression: "snappy",
-			WALMinSyncInterval: -1, CompactionNicer: 19},
+			WALMinSyncInterval: -1, CompactionNicer: 19, OverloadSublevels: 10},
 	} {
 		var c config
 		fs := pflag.NewFlagSet("memnode", pflag.ContinueOnError)
@@ -61,19 +62,21 @@ func TestStorageFlagsReachTheDB(t *testing.T) {
 		}
 		got := c.storageOptions(nil)
 		if got.Compression != want.Compression || got.WALMinSyncInterval != want.WALMinSyncInterval ||
-			got.CompactionNicer != want.CompactionNicer {
-			t.Errorf("%q: compression %q, sync interval %v, compaction nice %d; want %q, %v, %d", args,
-				got.Compression, got.WALMinSyncInterval, got.CompactionNicer, want.Compression,
-				want.WALMinSyncInterval, want.CompactionNicer)
+			got.CompactionNicer != want.CompactionNicer || got.OverloadSublevels != want.OverloadSublevels {
+			t.Errorf("%q: compression %q, sync interval %v, compaction nice %d, overload %d; want %q, %v, %d, %d",
+				args, got.Compression, got.WALMinSyncInterval, got.CompactionNicer, got.OverloadSublevels,
+				want.Compression, want.WALMinSyncInterval, want.CompactionNicer, want.OverloadSublevels)
 		}
 	}
 }
 
-// --compaction-nice refuses what it cannot mean, naming the flag and its range.
+// --compaction-nice and the overload flags refuse what they cannot mean, naming the flag and its range.
 func TestCompactionNiceFlagNamesABadValue(t *testing.T) {
 	for _, c := range []struct{ flag, value, want string }{
 		{"--compaction-nice", "20", "--compaction-nice 20: want 0 to 19"},
 		{"--compaction-nice", "-1", "--compaction-nice -1: want 0 to 19"},
+		{"--overload-sublevels", "12", "--overload-sublevels 12: want 0 (never) to 11"},
+		{"--overload-wait", "0s", "--overload-wait 0s: want more than 0 and at most 1m"},
 	} {
 		cmd := newRootCmd()
 		cmd.SetArgs([]string{c.flag, c.value, "--node-id", "n1"})
