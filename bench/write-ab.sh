@@ -100,7 +100,7 @@ ms, drained = int(sys.argv[4]) * 1000 / tck, int(sys.argv[6]) * 1000 / tck
 n = max(r['ops'], 1)
 print(f"build={sys.argv[2]} clients={sys.argv[3]} ops_per_s={r['ops_per_s']:.0f} p50_ms={r['latency_ms']['p50']} "
       f"p99_ms={r['latency_ms']['p99']} cpu_ms_per_put={ms / n:.2f} drain_s={sys.argv[7]} "
-      f"cpu_ms_per_put_drained={drained / n:.2f}")
+      f"cpu_ms_per_put_drained={drained / n:.2f} errors={r.get('errors', 0)}")
 PY
   done
   scripts/cluster.sh stop
