@@ -9,13 +9,14 @@ import (
 
 	"github.com/memcluster/memcluster/internal/mainthread"
 	"github.com/memcluster/memcluster/internal/threadprio"
+	"github.com/memcluster/memcluster/internal/threadprio/priotest"
 	"github.com/memcluster/memcluster/retrieval"
 )
 
 // A restarted replica's indexes open retrieval.BuildNicer steps below the process, and what the open returns
 // comes back unchanged.
 func TestIndexesOpenAtALowerPriority(t *testing.T) {
-	base := unloweredNice(t)
+	base := priotest.UnloweredNice(t)
 	failed := errors.New("no such shard")
 	var nice int
 	idx, err := openLowered(func() (ShardIndex, error) {
@@ -38,7 +39,7 @@ func TestIndexesOpenAtALowerPriority(t *testing.T) {
 // thread, lowered; the main thread keeps its priority. (Under mainthread.Main no other goroutine lands there, so
 // TestIndexesOpenAtALowerPriority no longer can either.)
 func TestIndexesOpenOffTheMainThread(t *testing.T) {
-	base := unloweredNice(t)
+	base := priotest.UnloweredNice(t)
 	var tid, nice, mainNice int
 	var nerr error
 	mainthread.Do(func() {
@@ -61,23 +62,6 @@ func TestIndexesOpenOffTheMainThread(t *testing.T) {
 	if mainNice != base {
 		t.Fatalf("the main thread is at nice %d after the open, want %d", mainNice, base)
 	}
-}
-
-// unloweredNice is the process's nice value, which a test that lowers a thread needs below 19: it skips the
-// test otherwise, but fails it on CI, where that is a broken runner and not a reason to pass.
-func unloweredNice(t *testing.T) int {
-	t.Helper()
-	base, err := threadprio.Nice()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if base >= 19 {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the process runs at nice %d already: its threads cannot be lowered", base)
-		}
-		t.Skipf("the process runs at nice %d already", base)
-	}
-	return base
 }
 
 func TestMain(m *testing.M) { mainthread.Main(m) }

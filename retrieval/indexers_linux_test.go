@@ -10,6 +10,7 @@ import (
 	"github.com/memcluster/memcluster/fulltext"
 	"github.com/memcluster/memcluster/internal/mainthread"
 	"github.com/memcluster/memcluster/internal/threadprio"
+	"github.com/memcluster/memcluster/internal/threadprio/priotest"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,7 +33,7 @@ func (n *niceText) ApplyWithMarkers(put []fulltext.Doc, del []string, m map[stri
 // the process's priority; and the lowered thread does not go back to running other goroutines.
 func TestTurnsBuildAtALowerPriority(t *testing.T) {
 	// This thread's nice value, the process's: no batch is built on a thread that stays (TestABatchLeavesTheMainThreadAlone).
-	base := unloweredNice(t)
+	base := priotest.UnloweredNice(t)
 	gate := NewIndexers(1)
 	text := &niceText{Index: memText(t), seen: make(chan int, 4)}
 	f := newTextFeeder(text, 0, gate, func(err error) { t.Error(err) })
@@ -97,7 +98,7 @@ func TestTurnsBuildAtALowerPriority(t *testing.T) {
 // A batch that would be built on the main thread gets a thread of its own instead: lowered, the main thread would
 // show the whole process at the lower priority (its id is the process's), and Go never ends it.
 func TestABatchLeavesTheMainThreadAlone(t *testing.T) {
-	base := unloweredNice(t)
+	base := priotest.UnloweredNice(t)
 	var tid, nice int
 	built := make(chan error, 1)
 	gate := NewIndexers(1)
@@ -129,20 +130,3 @@ func TestABatchLeavesTheMainThreadAlone(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { mainthread.Main(m) }
-
-// unloweredNice is the calling thread's nice value; the test is skipped (failed on CI) when nothing can be lowered.
-func unloweredNice(t *testing.T) int {
-	t.Helper()
-	base, err := threadprio.Nice()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if base >= 19 {
-		// Nothing could be lowered: on CI that is a broken runner, not a reason to pass.
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the process runs at nice %d already: its threads cannot be lowered", base)
-		}
-		t.Skipf("the process runs at nice %d already", base)
-	}
-	return base
-}

@@ -50,22 +50,8 @@ func (c *localCluster) Get(_ context.Context, shard uint32, user, id string, _ b
 // serving reads, and takes writes again once space is back.
 func TestReadOnlyNodeRefusesWritesServesReads(t *testing.T) {
 	fs := vfs.NewMem()
-	log := slog.New(slog.DiscardHandler)
-	db, err := storage.Open("db", storage.Options{FS: fs, Logger: log, MinFreeBytes: 1 << 30, DiskCheckInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	fsm, err := storage.NewShardFSM(db, 0, nil, log, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	emb, err := embed.NewHashed(embed.HashedOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(New(&localCluster{db: db, fsm: fsm}, emb, Options{Logger: log}))
-	defer srv.Close()
+	lc := newLocalCluster(t, storage.Options{FS: fs, MinFreeBytes: 1 << 30, DiskCheckInterval: -1})
+	srv := newLocalServer(t, lc)
 	plenty := vfs.DiskUsage{AvailBytes: 50 << 30, TotalBytes: 100 << 30, UsedBytes: 50 << 30}
 	full := vfs.DiskUsage{AvailBytes: 200 << 20, TotalBytes: 100 << 30, UsedBytes: 100<<30 - 200<<20}
 
@@ -95,6 +81,34 @@ func TestReadOnlyNodeRefusesWritesServesReads(t *testing.T) {
 	if code := call(t, srv, "POST", "/v1/memories", `{"user_id":"u1","text":"third"}`, &put); code != http.StatusCreated {
 		t.Fatalf("put after space came back: %d", code)
 	}
+}
+
+// newLocalCluster opens a localCluster on a DB with o (its logger discarded), closed with the test.
+func newLocalCluster(t *testing.T, o storage.Options) *localCluster {
+	t.Helper()
+	o.Logger = slog.New(slog.DiscardHandler)
+	db, err := storage.Open("db", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	fsm, err := storage.NewShardFSM(db, 0, nil, o.Logger, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &localCluster{db: db, fsm: fsm}
+}
+
+// newLocalServer serves the API over c with the hashed embedder, closed with the test.
+func newLocalServer(t *testing.T, c Cluster) *httptest.Server {
+	t.Helper()
+	emb, err := embed.NewHashed(embed.HashedOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(c, emb, Options{Logger: slog.New(slog.DiscardHandler)}))
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 func call(t *testing.T, srv *httptest.Server, method, path, body string, out any) int {
@@ -131,23 +145,8 @@ func (c *overloadedCluster) Propose(ctx context.Context, shard uint32, cmd []byt
 // An overloaded node refuses writes with 503 overloaded and Retry-After, naming the cause, whether it is this
 // node or the shard's leader that is overloaded; reads go on, and writes are taken again once it is not.
 func TestOverloadedNodeRefusesWritesServesReads(t *testing.T) {
-	log := slog.New(slog.DiscardHandler)
-	db, err := storage.Open("db", storage.Options{FS: vfs.NewMem(), Logger: log, MinFreeBytes: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	fsm, err := storage.NewShardFSM(db, 0, nil, log, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	emb, err := embed.NewHashed(embed.HashedOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &overloadedCluster{localCluster: &localCluster{db: db, fsm: fsm}}
-	srv := httptest.NewServer(New(c, emb, Options{Logger: log}))
-	defer srv.Close()
+	c := &overloadedCluster{localCluster: newLocalCluster(t, storage.Options{FS: vfs.NewMem(), MinFreeBytes: -1})}
+	srv := newLocalServer(t, c)
 	var put apiv1.PutResponse
 	if code := call(t, srv, "POST", "/v1/memories", `{"user_id":"u1","text":"first"}`, &put); code != http.StatusCreated {
 		t.Fatalf("put: %d", code)

@@ -1,0 +1,2 @@
+// Package priotest holds what tests of lowered threads share.
+package priotest
