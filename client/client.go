@@ -26,6 +26,13 @@ import (
 // DefaultTimeout bounds each request when no WithTimeout option is given.
 const DefaultTimeout = 10 * time.Second
 
+// DefaultOverloadRetries is how many times a request refused as overloaded is sent again when no
+// WithOverloadRetries option is given.
+const DefaultOverloadRetries = 3
+
+// maxOverloadWait caps the wait before such a retry, whatever Retry-After asks.
+const maxOverloadWait = 5 * time.Second
+
 // maxErrorBody caps how much of an error answer is read: enough for any
 // apiv1.Error, small enough that a misbehaving proxy cannot flood us.
 const maxErrorBody = 64 << 10
@@ -37,6 +44,8 @@ type Client struct {
 	timeout time.Duration
 	token   string
 	routes  *router // nil: every request goes to base (WithLeaderRouting)
+	// overloadRetries: times a request refused as overloaded is sent again (WithOverloadRetries).
+	overloadRetries int
 }
 
 // Option configures a Client.
@@ -50,6 +59,13 @@ func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc
 // WithTimeout bounds each request, including reading the answer. Zero means no
 // bound beyond the caller's context.
 func WithTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = d } }
+
+// WithOverloadRetries sets how many times a request refused as overloaded (503 with code "overloaded": a node
+// held it while its storage caught up, then refused it before anything was proposed, so sending it again cannot
+// apply it twice) is sent again, each time after the answer's Retry-After (at most 5 s); default
+// DefaultOverloadRetries, 0 for none. The retries stay within the request's timeout: one that would end past it
+// is not made, and the refusal is returned.
+func WithOverloadRetries(n int) Option { return func(c *Client) { c.overloadRetries = n } }
 
 // WithBearerToken sends "Authorization: Bearer <token>" with every request.
 func WithBearerToken(token string) Option { return func(c *Client) { c.token = token } }
@@ -81,7 +97,7 @@ func New(addr string, opts ...Option) (*Client, error) {
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = strings.TrimRight(u.RawPath, "/")
 
-	c := &Client{base: u, hc: http.DefaultClient, timeout: DefaultTimeout}
+	c := &Client{base: u, hc: http.DefaultClient, timeout: DefaultTimeout, overloadRetries: DefaultOverloadRetries}
 	for _, o := range opts {
 		o(c)
 	}
@@ -90,6 +106,9 @@ func New(addr string, opts ...Option) (*Client, error) {
 	}
 	if c.timeout < 0 {
 		return nil, fmt.Errorf("timeout %s is negative", c.timeout)
+	}
+	if c.overloadRetries < 0 {
+		return nil, fmt.Errorf("overload retries %d is negative", c.overloadRetries)
 	}
 	return c, nil
 }
@@ -121,6 +140,14 @@ func (c *Client) doFor(ctx context.Context, user, method, path string, query url
 		defer cancel()
 	}
 	resp, err := c.sendFor(ctx, user, method, path, query, body, ctype)
+	for attempt := 0; err != nil && c.overloadRetry(ctx, err, attempt); attempt++ {
+		if body != nil {
+			if _, serr := body.Seek(0, io.SeekStart); serr != nil {
+				return err
+			}
+		}
+		resp, err = c.sendFor(ctx, user, method, path, query, body, ctype)
+	}
 	if err != nil {
 		return err
 	}
@@ -137,6 +164,28 @@ func (c *Client) doFor(ctx context.Context, user, method, path string, query url
 		return fmt.Errorf("%s %s: decode answer: %w", method, path, err)
 	}
 	return nil
+}
+
+// overloadRetry reports whether err is a refusal as overloaded that may be sent again (attempt retries were
+// made), after waiting for its Retry-After; false when the wait would outlast ctx.
+func (c *Client) overloadRetry(ctx context.Context, err error, attempt int) bool {
+	var ae *APIError
+	if attempt >= c.overloadRetries || !errors.As(err, &ae) || ae.Status != http.StatusServiceUnavailable ||
+		ae.Code != "overloaded" {
+		return false
+	}
+	wait := min(time.Duration(ae.RetryAfter)*time.Second, maxOverloadWait)
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
+		return false
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // send performs a request and returns a 2xx answer, whose body the caller closes; any other answer becomes an

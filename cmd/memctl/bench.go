@@ -176,7 +176,8 @@ func newBenchPool(addrs []string, concurrency int, timeout time.Duration, token,
 	p.tr = tr
 	hc := &http.Client{Transport: tr}
 	for _, a := range addrs {
-		opts := []client.Option{client.WithHTTPClient(hc), client.WithTimeout(timeout)}
+		// No retries of refusals: a run reports each request as the cluster answered it.
+		opts := []client.Option{client.WithHTTPClient(hc), client.WithTimeout(timeout), client.WithOverloadRetries(0)}
 		if token != "" {
 			opts = append(opts, client.WithBearerToken(token))
 		}
