@@ -7,23 +7,35 @@
 # the cluster past the request's deadline), their latency, and per node the seconds Pebble stalled every write,
 # the writes refused as overloaded and the raft appends that timed out. Usage: bench/bulk-ab.sh DIR [...], each
 # DIR holding a build's memnode and memctl (e.g. bin); env ROUNDS (1; the builds' order reverses every other
-# round), LOADS, DUR.
+# round), LOADS, DUR. Latencies are of the batches that succeeded; the per-node figures are totals over the loads.
 set -u
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 ADDRS=http://127.0.0.1:7480,http://127.0.0.1:7490,http://127.0.0.1:7500
 run() { # dir
   local data i
+  if ! command -v ss >/dev/null; then
+    echo "bulk-ab: needs ss (iproute2) to check the ports" >&2
+    return 1
+  fi
   if ss -ltn | grep -qE ':7(480|490|500) '; then
     echo "bulk-ab: a port of 7480/7490/7500 is in use: stop what listens there first" >&2
     return 1
   fi
   data=$(mktemp -d)
   export DATA=$data BIN=$1 MEMNODE_EXTRA="--shards 16 --replicas 3 --gossip-profile local"
-  scripts/cluster.sh start >/dev/null || return
+  if ! scripts/cluster.sh start >/dev/null; then
+    echo "bulk-ab: $1: the cluster did not start; see $data/n*.log" >&2
+    scripts/cluster.sh stop
+    return 1
+  fi
   for i in $(seq "${LOADS:-3}"); do
     "$BIN/memctl" --addr http://127.0.0.1:7480 -o json --timeout 60s bench write --addr-list "$ADDRS" --batch 100 \
-      --clients 32 --users 1000 --duration "${DUR:-60s}" --warmup 0 >"$data/load-$i.json" 2>/dev/null
+      --clients 32 --users 1000 --duration "${DUR:-60s}" --warmup 0 >"$data/load-$i.json" 2>"$data/load-$i.err"
+    if [ ! -s "$data/load-$i.json" ]; then
+      echo "bulk-ab: $1: load $i reported nothing: $(tail -1 "$data/load-$i.err")" >&2
+      continue
+    fi
     python3 - "$data/load-$i.json" "$1" "$i" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); l = r['latency_ms']
@@ -37,7 +49,7 @@ PY
       /^memcluster_storage_write_stall_seconds_total / { stall = $2 }
       /^memcluster_api_overloaded_total / { refused = $2 }
       END {
-        cmd = "grep -c \"i/o timeout\" " logf; cmd | getline timeouts; close(cmd)
+        cmd = "grep -c \"failed to appendEntries.*i/o timeout\" " logf; cmd | getline timeouts; close(cmd)
         printf "  %s: write stalls %.1f s, writes refused overloaded %d, raft appends timed out %d\n", node, stall, refused, timeouts
       }'
   done

@@ -30,8 +30,15 @@ const DefaultTimeout = 10 * time.Second
 // WithOverloadRetries option is given.
 const DefaultOverloadRetries = 3
 
-// maxOverloadWait caps the wait before such a retry, whatever Retry-After asks.
-const maxOverloadWait = 5 * time.Second
+// The wait before such a retry is the answer's Retry-After within these bounds (a proxy may send none, or 0).
+const (
+	minOverloadWait = 250 * time.Millisecond
+	maxOverloadWait = 5 * time.Second
+)
+
+// overloadRetryMargin is the time a retry must have left after its wait: a node may hold a write for up to its
+// --overload-wait (1 s) at each of two checks before it answers.
+const overloadRetryMargin = 2 * time.Second
 
 // maxErrorBody caps how much of an error answer is read: enough for any
 // apiv1.Error, small enough that a misbehaving proxy cannot flood us.
@@ -62,9 +69,9 @@ func WithTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = 
 
 // WithOverloadRetries sets how many times a request refused as overloaded (503 with code "overloaded": a node
 // held it while its storage caught up, then refused it before anything was proposed, so sending it again cannot
-// apply it twice) is sent again, each time after the answer's Retry-After (at most 5 s); default
-// DefaultOverloadRetries, 0 for none. The retries stay within the request's timeout: one that would end past it
-// is not made, and the refusal is returned.
+// apply it twice) is sent again, each time after the answer's Retry-After (0.25 to 5 s); default
+// DefaultOverloadRetries, 0 for none. A retry is made only while the request's timeout leaves it its wait and 2 s
+// more (what a node may hold it before answering); otherwise the refusal is returned.
 func WithOverloadRetries(n int) Option { return func(c *Client) { c.overloadRetries = n } }
 
 // WithBearerToken sends "Authorization: Bearer <token>" with every request.
@@ -174,8 +181,8 @@ func (c *Client) overloadRetry(ctx context.Context, err error, attempt int) bool
 		ae.Code != "overloaded" {
 		return false
 	}
-	wait := min(time.Duration(ae.RetryAfter)*time.Second, maxOverloadWait)
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
+	wait := min(max(time.Duration(ae.RetryAfter)*time.Second, minOverloadWait), maxOverloadWait)
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait+overloadRetryMargin {
 		return false
 	}
 	t := time.NewTimer(wait)

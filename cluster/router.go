@@ -22,11 +22,17 @@ import (
 
 // Propose commits cmd on shard's leader, wherever it is, and returns the apply result. Commands are idempotent
 // (the proposer fixed ids and contents), so a retry after a leader change cannot apply twice to different effect.
+// A leader's refusal as overloaded (storage.ErrOverloaded) means nothing was proposed, and its client may send
+// the request again, with new ids; so once an earlier attempt may have reached a leader's log, a later refusal
+// is answered ErrOutcomeUnknown instead.
 func (n *Node) Propose(ctx context.Context, shard uint32, cmd []byte) (storage.ApplyResult, error) {
 	var res storage.ApplyResult
+	var reached bool // an attempt may have reached a leader's log
 	err := n.onShard(ctx, shard, "propose", false, func(ctx context.Context, r *Replica) error {
 		var err error
-		res, err = n.proposeLocal(ctx, r, cmd)
+		var applying bool
+		res, applying, err = n.proposeLocalReached(ctx, r, cmd)
+		reached = reached || applying && err != nil
 		return err
 	}, func(ctx context.Context, addr string) error {
 		if err := ctx.Err(); err != nil {
@@ -35,17 +41,35 @@ func (n *Node) Propose(ctx context.Context, shard uint32, cmd []byte) (storage.A
 		var rep proposeReply
 		err := n.call(ctx, http.MethodPost, addr, fmt.Sprintf("%sshards/%d/propose", internalPrefix, shard), nil,
 			"application/octet-stream", cmd, &rep)
-		if err != nil && ctx.Err() != nil {
+		if err != nil && ctx.Err() != nil && !hasCode(err, "overloaded") {
 			// Sent, and the wait for the answer ended: the leader may have taken it.
 			return fmt.Errorf("%w: %v", ErrOutcomeUnknown, err)
 		}
+		// A leader that lost its leadership while applying answers not_leader, and a call cut off after it was
+		// sent answers unreachable: either may have reached the log.
+		reached = reached || hasCode(err, "not_leader") || hasCode(err, "unreachable")
 		res.Deleted, res.Conflict, res.Rev = rep.Deleted, rep.Conflict, rep.Rev
 		return err
 	})
 	if errors.Is(err, storage.ErrWrongShard) {
 		return n.reroutePropose(ctx, shard, cmd, err)
 	}
-	return res, err
+	return res, refusedAfterReaching(err, reached)
+}
+
+// refusedAfterReaching turns a refusal as overloaded into ErrOutcomeUnknown when an earlier attempt may have
+// reached a leader's log: its client must not take it as "nothing was written".
+func refusedAfterReaching(err error, reached bool) error {
+	if reached && errors.Is(err, storage.ErrOverloaded) {
+		return fmt.Errorf("%w: an earlier attempt may have reached the shard's log, then: %v", ErrOutcomeUnknown, err)
+	}
+	return err
+}
+
+// hasCode reports whether err is a remote node's answer with code.
+func hasCode(err error, code string) bool {
+	var re *rpcError
+	return errors.As(err, &re) && re.Code == code
 }
 
 // Search runs q on shard: on the leader after a read barrier, or with stale on any replica.

@@ -200,21 +200,29 @@ func readCommand(r *http.Request, limit int64) ([]byte, error) {
 }
 
 func (n *Node) proposeLocal(ctx context.Context, rep *Replica, cmd []byte) (storage.ApplyResult, error) {
+	res, _, err := n.proposeLocalReached(ctx, rep, cmd)
+	return res, err
+}
+
+// proposeLocalReached is proposeLocal that also reports whether the command went to raft, so that an error may
+// come after it reached the log.
+func (n *Node) proposeLocalReached(ctx context.Context, rep *Replica, cmd []byte) (storage.ApplyResult, bool, error) {
 	if err := checkCommand(ctx, cmd); err != nil {
-		return storage.ApplyResult{}, err
+		return storage.ApplyResult{}, false, err
 	}
 	if !rep.IsLeader() {
-		return storage.ApplyResult{}, ErrNotLeader
+		return storage.ApplyResult{}, false, ErrNotLeader
 	}
 	if (n.db.WriteHealth() != nil || rep.indexesLoading()) && n.hasPeers(rep) {
 		// Leadership is being handed to a replica that can apply (readonly.go): the coordinator retries there.
-		return storage.ApplyResult{}, ErrNotLeader
+		return storage.ApplyResult{}, false, ErrNotLeader
 	}
 	// The leader's own log write comes first, so its storage decides whether a write may come in now.
 	if err := n.db.WaitWritable(ctx, n.cfg.OverloadWait); err != nil {
-		return storage.ApplyResult{}, err
+		return storage.ApplyResult{}, false, err
 	}
-	return rep.Apply(ctx, cmd)
+	res, err := rep.Apply(ctx, cmd)
+	return res, true, err
 }
 
 func (n *Node) handleSearch(w http.ResponseWriter, r *http.Request) {

@@ -12,7 +12,7 @@ type writeHealth interface {
 }
 
 // writable answers 507 Insufficient Storage, naming the problem, while the node is read-only (disk under its
-// free-space watermark, or failing writes); reads are not affected. It runs before the body is read, so a
+// free-space watermark, or failing writes); reads are not affected. It runs before anything is embedded, so a
 // refused write costs nothing. Writer routes are exactly the ones that change state. The refusals show in
 // memcluster_api_requests_total with code 507.
 func (s *Server) writable(w http.ResponseWriter) bool {
@@ -35,7 +35,7 @@ type writePressure interface {
 }
 
 // unburdened holds a write while this node's storage is overloaded, and answers 503 overloaded, with
-// Retry-After, if it still is after the node's wait. It runs before the body is read and before anything is
+// Retry-After, if it still is after the node's wait. It runs once the body is decoded, before anything is
 // embedded or proposed, so a refused write costs little and may be sent again as it was. A shard leader on
 // another node checks its own storage again before it proposes (cluster's proposeLocal).
 func (s *Server) unburdened(ctx context.Context, w http.ResponseWriter) bool {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/memcluster/memcluster/internal/mainthread"
 	"github.com/memcluster/memcluster/internal/threadprio"
+	"github.com/memcluster/memcluster/internal/threadprio/priotest"
 )
 
 // The main thread stays with mainthread: no goroutine of these tests lands there, where threadprio refuses.
@@ -40,10 +41,7 @@ func TestCompactionListenerLowersItsThreadOnly(t *testing.T) {
 // A compaction that begins while level 0 is deep enough to hold writes (urgent) keeps the process's priority,
 // and is not counted as lowered.
 func TestUrgentCompactionsKeepTheirPriority(t *testing.T) {
-	base, err := threadprio.Nice()
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := priotest.UnloweredNice(t) // at nice 19 a lowered thread would look unlowered too
 	lowered := new(atomic.Int64)
 	got := make(chan int, 1)
 	go func() {

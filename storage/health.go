@@ -71,13 +71,6 @@ func (m *stallMeter) end() {
 	}
 }
 
-// underWay reports whether a stall is under way.
-func (m *stallMeter) underWay() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return !m.began.IsZero()
-}
-
 // read returns the stalls so far and their time, the one under way included.
 func (m *stallMeter) read() (int64, time.Duration) {
 	m.mu.Lock()
@@ -166,13 +159,13 @@ func (h *diskHealth) eventListener() *pebble.EventListener {
 		WriteStallBegin: func(i pebble.WriteStallBeginInfo) {
 			h.stalls.begin(i.Reason, h.log)
 			if h.pressure != nil {
-				h.pressure.setStalled(true)
+				h.pressure.stall(+1)
 			}
 		},
 		WriteStallEnd: func() {
 			h.stalls.end()
 			if h.pressure != nil {
-				h.pressure.setStalled(false)
+				h.pressure.stall(-1)
 			}
 		},
 	}

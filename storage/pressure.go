@@ -14,14 +14,17 @@ import (
 // while what was admitted still completes, keeps the node serving: a refused write was never proposed, so its
 // client may send it again (Retry-After), where a write caught in a stall ends as outcome unknown.
 //
-// The node is overloaded from the moment level 0 reaches high sublevels, or a write stall begins, until level
-// 0 is back at low or fewer and no stall is under way (the gap keeps it from flapping on every flush).
+// The node is overloaded from the moment level 0 reaches high sublevels until it is back at low or fewer (the
+// gap keeps it from flapping on every flush), and while a write stall is under way. The watcher owns the
+// sublevels and Pebble's stall events own the count of stalls under way (two writers may each be held), so
+// neither overwrites what the other saw.
 type writePressure struct {
 	high, low int
 
 	mu        sync.Mutex
 	sublevels int
-	stalled   bool
+	stalls    int  // write stalls under way
+	deep      bool // level 0 reached high and has not come back to low
 	over      bool
 	clear     chan struct{} // closed when the node stops being overloaded; replaced when it starts again
 }
@@ -36,12 +39,26 @@ func newWritePressure(high int) *writePressure {
 	return p
 }
 
-// update records level 0's sublevels and whether a write stall is under way.
-func (p *writePressure) update(sublevels int, stalled bool) {
+// update records level 0's sublevels.
+func (p *writePressure) update(sublevels int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.sublevels, p.stalled = sublevels, stalled
-	over := stalled || sublevels >= p.high || (p.over && sublevels > p.low)
+	p.sublevels = sublevels
+	p.deep = sublevels >= p.high || p.deep && sublevels > p.low
+	p.settle()
+}
+
+// stall records a write stall's beginning (+1) or end (-1).
+func (p *writePressure) stall(delta int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stalls = max(p.stalls+delta, 0)
+	p.settle()
+}
+
+// settle sets over from deep and the stalls, and opens or closes the gate on a change; the caller holds mu.
+func (p *writePressure) settle() {
+	over := p.deep || p.stalls > 0
 	switch {
 	case over && !p.over:
 		p.clear = make(chan struct{})
@@ -62,13 +79,6 @@ func (p *writePressure) urgent() bool {
 	return p.over || p.sublevels >= p.low
 }
 
-func (p *writePressure) setStalled(stalled bool) {
-	p.mu.Lock()
-	n := p.sublevels
-	p.mu.Unlock()
-	p.update(n, stalled)
-}
-
 // state returns nil while writes are welcome, else the error that says why and a channel closed when they are
 // welcome again.
 func (p *writePressure) state() (error, <-chan struct{}) {
@@ -77,7 +87,7 @@ func (p *writePressure) state() (error, <-chan struct{}) {
 	if !p.over {
 		return nil, nil
 	}
-	if p.stalled {
+	if p.stalls > 0 {
 		return fmt.Errorf("%w: writes stalled until flushes and compactions catch up", ErrOverloaded), p.clear
 	}
 	return fmt.Errorf("%w: level 0 holds %d sublevels, writes are taken again at %d", ErrOverloaded,
@@ -86,7 +96,7 @@ func (p *writePressure) state() (error, <-chan struct{}) {
 
 // WaitWritable returns nil at once while the node takes new writes. While its storage is overloaded it waits,
 // up to wait or the context's end, for compactions to catch up, and then returns an error wrapping
-// ErrOverloaded that names the cause. A caller refuses the write on that error, before proposing it.
+// ErrOverloaded that names the cause (or the context's error if it ended as the node cleared). A caller refuses the write on that error, before proposing it.
 func (d *DB) WaitWritable(ctx context.Context, wait time.Duration) error {
 	if d.pressure == nil {
 		return nil
@@ -106,7 +116,7 @@ func (d *DB) WaitWritable(ctx context.Context, wait time.Duration) error {
 	if err, _ := d.pressure.state(); err != nil {
 		return err
 	}
-	return nil
+	return ctx.Err() // nil when the wait ran out just as the gate opened
 }
 
 // watchPressure reads level 0 until the DB closes.
@@ -120,7 +130,6 @@ func (d *DB) watchPressure() {
 			return
 		case <-t.C:
 		}
-		n := int(d.db.Metrics().Levels[0].Sublevels)
-		d.pressure.update(n, d.health.stalls.underWay())
+		d.pressure.update(int(d.db.Metrics().Levels[0].Sublevels))
 	}
 }

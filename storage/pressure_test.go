@@ -12,30 +12,39 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// The node is overloaded from high sublevels (or a stall) until level 0 is back at two fewer and no stall is
-// under way; compactions are urgent from two below high.
+// The node is overloaded from high sublevels until level 0 is back at two fewer, and while any write stall is
+// under way (two may be, and one ending does not end the other); a stall does not take level 0's gap with it.
+// Compactions are urgent from two below high, and while the node is overloaded.
 func TestWritePressureHoldsUntilLevelZeroDrains(t *testing.T) {
 	p := newWritePressure(10)
 	steps := []struct {
-		sublevels    int
-		stalled      bool
+		sublevels    int // -1: unchanged
+		stall        int // +1 a stall begins, -1 one ends
 		over, urgent bool
 	}{
-		{4, false, false, false},
-		{8, false, false, true},
-		{10, false, true, true},
-		{9, false, true, true}, // still over: not back at 8
-		{8, false, false, true},
-		{9, false, false, true}, // not over again before 10
-		{3, true, true, true},   // a stall holds writes whatever level 0 holds, and compactions are urgent
-		{3, false, false, false},
+		{4, 0, false, false},
+		{8, 0, false, true},
+		{10, 0, true, true},
+		{9, 0, true, true}, // still over: not back at 8
+		{8, 0, false, true},
+		{9, 0, false, true}, // not over again before 10
+		{3, 0, false, false},
+		{-1, +1, true, true}, // a stall holds writes whatever level 0 holds
+		{-1, +1, true, true}, // a second writer held too
+		{-1, -1, true, true}, // one stall over, the other still under way
+		{9, 0, true, true},
+		{-1, -1, false, true}, // the stalls over at 9 sublevels: level 0 never reached 10, so writes go on
 	}
 	for i, s := range steps {
-		p.update(s.sublevels, s.stalled)
+		if s.sublevels >= 0 {
+			p.update(s.sublevels)
+		}
+		if s.stall != 0 {
+			p.stall(s.stall)
+		}
 		err, _ := p.state()
 		if over := err != nil; over != s.over || p.urgent() != s.urgent {
-			t.Fatalf("step %d (%d sublevels, stalled %v): over %v urgent %v, want %v %v", i, s.sublevels, s.stalled,
-				over, p.urgent(), s.over, s.urgent)
+			t.Fatalf("step %d (%+v): over %v urgent %v, want %v %v", i, s, over, p.urgent(), s.over, s.urgent)
 		}
 		if err != nil && !errors.Is(err, ErrOverloaded) {
 			t.Fatalf("step %d: %v does not wrap ErrOverloaded", i, err)

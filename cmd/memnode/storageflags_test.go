@@ -71,7 +71,7 @@ func TestStorageFlagsReachTheDB(t *testing.T) {
 }
 
 // --compaction-nice and the overload flags refuse what they cannot mean, naming the flag and its range.
-func TestCompactionNiceFlagNamesABadValue(t *testing.T) {
+func TestStorageFlagsNameABadValue(t *testing.T) {
 	for _, c := range []struct{ flag, value, want string }{
 		{"--compaction-nice", "20", "--compaction-nice 20: want 0 to 19"},
 		{"--compaction-nice", "-1", "--compaction-nice -1: want 0 to 19"},
