@@ -38,16 +38,14 @@ type writePressure interface {
 // Retry-After, if it still is after the node's wait. It runs once the body is decoded, before anything is
 // embedded or proposed, so a refused write costs little and may be sent again as it was. A shard leader on
 // another node checks its own storage again before it proposes (cluster's proposeLocal).
-func (s *Server) unburdened(ctx context.Context, w http.ResponseWriter) bool {
+func (s *Server) unburdened(w http.ResponseWriter, r *http.Request) bool {
 	p, ok := s.c.(writePressure)
 	if !ok {
 		return true
 	}
-	err := p.WaitWritable(ctx)
-	if err == nil {
-		return true
+	if err := p.WaitWritable(r.Context()); err != nil {
+		s.fail(w, r, err) // 503 overloaded, counted, as a leader's refusal is
+		return false
 	}
-	s.metrics.overloaded.Inc()
-	writeError(w, http.StatusServiceUnavailable, "overloaded", err.Error(), "")
-	return false
+	return true
 }

@@ -167,7 +167,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, e endpoint, p pri
 	if e.Role >= RoleWriter && !s.writable(w) {
 		return false
 	}
-	if e.Role == RoleWriter && !s.unburdened(r.Context(), w) {
+	if e.Role == RoleWriter && !s.unburdened(w, r) {
 		return false
 	}
 	if e.Name == "forget" || e.Role == RoleAdmin {

@@ -153,9 +153,7 @@ type DB struct {
 	// this package commits goes through commit, which keeps it coherent.
 	records *recordCache
 
-	// pressure holds new writes while compactions trail (WaitWritable); nil when Options.OverloadSublevels is
-	// negative. Its watcher stops at Close.
-	pressure     *writePressure
+	// stopPressure ends the watcher of health.pressure (WaitWritable) at Close; nil when there is none.
 	stopPressure chan struct{}
 	pressureDone chan struct{}
 }
@@ -219,7 +217,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	if health.pressure != nil {
-		d.pressure, d.stopPressure, d.pressureDone = health.pressure, make(chan struct{}), make(chan struct{})
+		d.stopPressure, d.pressureDone = make(chan struct{}), make(chan struct{})
 		go d.watchPressure()
 	}
 	return d, nil

@@ -37,10 +37,10 @@ func (d *DB) DiskStats() DiskStats {
 func (d *DB) diskStats() DiskStats {
 	m := d.db.Metrics()
 	s := DiskStats{WALBytes: m.WAL.BytesWritten, Flushes: m.Flush.Count, Compactions: m.Compact.Count,
-		L0Tables: m.Levels[0].TablesCount, L0Sublevels: int64(m.Levels[0].Sublevels), WALSyncs: d.pacer.syncs.Load(), WALSyncsHeld: d.pacer.held.Load(),
-		SyncedEntries: d.pacer.entries.Load(), LoweredCompactions: d.lowered.Load()}
-	if d.pressure != nil {
-		err, _ := d.pressure.state()
+		L0Tables: m.Levels[0].TablesCount, L0Sublevels: int64(m.Levels[0].Sublevels),
+		WALSyncs: d.pacer.syncs.Load(), WALSyncsHeld: d.pacer.held.Load(), SyncedEntries: d.pacer.entries.Load(), LoweredCompactions: d.lowered.Load()}
+	if p := d.health.pressure; p != nil {
+		err, _ := p.state()
 		s.Overloaded = err != nil
 	}
 	n, t := d.health.stalls.read()

@@ -96,12 +96,14 @@ func (p *writePressure) state() (error, <-chan struct{}) {
 
 // WaitWritable returns nil at once while the node takes new writes. While its storage is overloaded it waits,
 // up to wait or the context's end, for compactions to catch up, and then returns an error wrapping
-// ErrOverloaded that names the cause (or the context's error if it ended as the node cleared). A caller refuses the write on that error, before proposing it.
+// ErrOverloaded that names the cause (or the context's error if it ended as the node cleared). A caller refuses
+// the write on that error, before proposing it.
 func (d *DB) WaitWritable(ctx context.Context, wait time.Duration) error {
-	if d.pressure == nil {
+	p := d.health.pressure
+	if p == nil {
 		return nil
 	}
-	err, clear := d.pressure.state()
+	err, clear := p.state()
 	if err == nil {
 		return nil
 	}
@@ -113,7 +115,7 @@ func (d *DB) WaitWritable(ctx context.Context, wait time.Duration) error {
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	if err, _ := d.pressure.state(); err != nil {
+	if err, _ := p.state(); err != nil {
 		return err
 	}
 	return ctx.Err() // nil when the wait ran out just as the gate opened
@@ -130,6 +132,6 @@ func (d *DB) watchPressure() {
 			return
 		case <-t.C:
 		}
-		d.pressure.update(int(d.db.Metrics().Levels[0].Sublevels))
+		d.health.pressure.update(int(d.db.Metrics().Levels[0].Sublevels))
 	}
 }

@@ -110,7 +110,7 @@ func TestWaitWritableOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if d.pressure != nil || d.WaitWritable(context.Background(), time.Minute) != nil {
+	if d.health.pressure != nil || d.WaitWritable(context.Background(), time.Minute) != nil {
 		t.Fatal("writes held with the overload guard off")
 	}
 }
