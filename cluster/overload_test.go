@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
+	"github.com/memcluster/memcluster/memory"
 	"github.com/memcluster/memcluster/storage"
 )
 
@@ -49,5 +51,73 @@ func TestOverloadAfterAReachedAttemptIsUnknown(t *testing.T) {
 	}
 	if !hasCode(&rpcError{Code: "not_leader"}, "not_leader") || hasCode(ErrNotLeader, "not_leader") {
 		t.Fatal("hasCode does not tell a remote answer from a local error")
+	}
+}
+
+// A shard leader whose storage is overloaded refuses a proposal before raft sees it, whether the proposal is its
+// own or forwarded by another node: the proposer gets storage.ErrOverloaded (not an unknown outcome), the
+// shard's log does not grow, and nothing is written. Once a compaction drains level 0 the leader takes writes
+// again. Every node runs real Pebble with automatic compactions off and the gate at two sublevels; only the
+// leader's level 0 is built up, by flushing its memtable twice.
+func TestOverloadedShardLeaderRefusesBeforeRaft(t *testing.T) {
+	base := testConfig()
+	base.OverloadWait = 100 * time.Millisecond
+	c := newTestCluster(t, base)
+	c.storage = func(o *storage.Options) { o.OverloadSublevels, o.DisableAutoCompactions = 2, true }
+	c.addNodes(3)
+	c.waitHealthy(c.nodes[0], 40*time.Second, "a healthy cluster")
+	ctx := ctxFor(t, time.Minute)
+	if err := c.nodes[0].SetPaused(ctx, true); err != nil { // no leadership moves for balance meanwhile
+		t.Fatal(err)
+	}
+	const user = "alice"
+	shard, err := c.nodes[0].ShardFor(ctx, user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leader, other *testNode
+	var rep *Replica
+	waitFor(t, 40*time.Second, "a shard leader", func() bool {
+		for _, tn := range c.nodes {
+			if r, ok := tn.Replica(shard); ok && r.IsLeader() {
+				leader, rep = tn, r
+				return true
+			}
+		}
+		return false
+	})
+	for _, tn := range c.nodes {
+		if tn != leader {
+			other = tn
+		}
+	}
+	for i := range 2 { // two flushed memtables over the shard's applied-index key: two sublevels
+		if _, err := c.put(leader, user, fmt.Sprintf("before the overload %d", i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := leader.db.Pebble().Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 10*time.Second, "the leader's storage overloaded", func() bool { return leader.db.DiskStats().Overloaded })
+	last := rep.raft.LastIndex()
+	for _, via := range []*testNode{leader, other} {
+		id, err := c.put(via, user, "refused")
+		if !errors.Is(err, storage.ErrOverloaded) || errors.Is(err, ErrOutcomeUnknown) {
+			t.Fatalf("put through %s: %v, want storage.ErrOverloaded", via.cfg.NodeID, err)
+		}
+		if _, err := c.get(leader, user, id, false); !errors.Is(err, memory.ErrNotFound) {
+			t.Fatalf("refused put through %s: read back %v, want not found", via.cfg.NodeID, err)
+		}
+	}
+	if now := rep.raft.LastIndex(); now != last || !rep.IsLeader() {
+		t.Fatalf("the shard's log went from %d to %d (leader still: %v): a refused put was proposed", last, now, rep.IsLeader())
+	}
+	if err := leader.db.Pebble().Compact(ctx, []byte{0}, []byte{0xff, 0xff, 0xff, 0xff}, false); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "level 0 drained", func() bool { return !leader.db.DiskStats().Overloaded })
+	if _, err := c.put(other, user, "after the compaction"); err != nil {
+		t.Fatalf("put after level 0 drained: %v", err)
 	}
 }

@@ -65,6 +65,8 @@ type testCluster struct {
 	base  Config
 	logs  *logTail
 	bg    []func() // stops of the background workers
+	// storage, when set, adjusts the storage options of every node the cluster starts from then on.
+	storage func(*storage.Options)
 }
 
 // testHangAfter is how long a cluster test may run, its cleanups included, before the watchdog calls it stuck: far
@@ -118,13 +120,19 @@ func newTestCluster(t *testing.T, base Config) *testCluster {
 func makeCluster(t *testing.T, n int, base Config) *testCluster {
 	t.Helper()
 	c := newTestCluster(t, base)
+	c.addNodes(n)
+	return c
+}
+
+// addNodes starts n nodes, n1 to nN, that bootstrap the cluster together.
+func (c *testCluster) addNodes(n int) {
+	c.t.Helper()
 	for i := 0; i < n; i++ {
-		cfg := base
+		cfg := c.base
 		cfg.NodeID = fmt.Sprintf("n%d", i+1)
 		cfg.BootstrapExpect = n
 		c.add(cfg)
 	}
-	return c
 }
 
 // add starts a node with cfg; NodeID is required, addresses and dir are filled in.
@@ -156,8 +164,11 @@ func (c *testCluster) start(tn *testNode) {
 	if tn.disk == nil {
 		tn.disk = &fullableFS{FS: vfs.Default}
 	}
-	db, err := storage.Open(filepath.Join(tn.dir, "pebble"), storage.Options{Logger: tn.cfg.Logger, FS: tn.disk,
-		DiskCheckInterval: -1})
+	opts := storage.Options{Logger: tn.cfg.Logger, FS: tn.disk, DiskCheckInterval: -1}
+	if c.storage != nil {
+		c.storage(&opts)
+	}
+	db, err := storage.Open(filepath.Join(tn.dir, "pebble"), opts)
 	if err != nil {
 		c.t.Fatal(err)
 	}

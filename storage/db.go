@@ -83,9 +83,9 @@ type Options struct {
 	// until compactions bring level 0 back to two fewer; a write stall of Pebble's holds them too. Default 10,
 	// two below Pebble's L0StopWritesThreshold (12), where Pebble stops every write on the node; negative: never.
 	OverloadSublevels int
-
-	// noAutoCompactions leaves level 0 as flushes build it (tests of the overload gate).
-	noAutoCompactions bool
+	// DisableAutoCompactions leaves level 0 as flushes build it: nothing compacts it, so a node reaches
+	// OverloadSublevels and stays there. For tests of the overload gate; memnode never sets it.
+	DisableAutoCompactions bool
 }
 
 func (o Options) withDefaults() Options {
@@ -199,7 +199,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		}
 	}
 	setCompression(po, compression)
-	po.DisableAutomaticCompactions = opts.noAutoCompactions
+	po.DisableAutomaticCompactions = opts.DisableAutoCompactions
 	lowered := new(atomic.Int64)
 	if opts.CompactionNicer > 0 {
 		po.EventListener.CompactionBegin = lowerCompactions(opts.CompactionNicer, lowered, health.pressure.urgent)

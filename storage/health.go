@@ -41,9 +41,12 @@ type diskHealth struct {
 
 // stallMeter counts Pebble's write stalls (writes held while flushes or level 0 fall behind) and their time: a
 // stall holds every shard's raft appends and applies on the node at once, so it reaches every request's tail.
+// Pebble reports a stall's begin and end per cause, so stalls may nest (a flush backlog while level 0 is deep):
+// the time counted is while any is under way, once.
 type stallMeter struct {
 	mu      sync.Mutex
-	began   time.Time // of the stall under way, zero when none is
+	depth   int       // stalls under way
+	began   time.Time // when depth last left zero
 	count   int64
 	total   time.Duration
 	lastLog time.Time
@@ -53,7 +56,10 @@ func (m *stallMeter) begin(reason string, log *slog.Logger) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := time.Now()
-	m.began = now
+	if m.depth == 0 {
+		m.began = now
+	}
+	m.depth++
 	m.count++
 	if now.Sub(m.lastLog) >= time.Minute { // a backlog stalls writes again and again: one line a minute
 		m.lastLog = now
@@ -62,12 +68,15 @@ func (m *stallMeter) begin(reason string, log *slog.Logger) {
 	}
 }
 
+// end closes one stall; an end without a begin (none is under way) is ignored.
 func (m *stallMeter) end() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.began.IsZero() {
+	if m.depth == 0 {
+		return
+	}
+	if m.depth--; m.depth == 0 {
 		m.total += time.Since(m.began)
-		m.began = time.Time{}
 	}
 }
 
@@ -76,7 +85,7 @@ func (m *stallMeter) read() (int64, time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.total
-	if !m.began.IsZero() {
+	if m.depth > 0 {
 		t += time.Since(m.began)
 	}
 	return m.count, t

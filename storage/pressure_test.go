@@ -59,7 +59,7 @@ func TestWritePressureHoldsUntilLevelZeroDrains(t *testing.T) {
 // level 0, and a waiter is let through once a compaction drains it.
 func TestWaitWritableFollowsLevelZero(t *testing.T) {
 	d, err := Open("db", Options{FS: vfs.NewMem(), Logger: slog.New(slog.DiscardHandler), OverloadSublevels: 2,
-		noAutoCompactions: true})
+		DisableAutoCompactions: true})
 	if err != nil {
 		t.Fatal(err)
 	}

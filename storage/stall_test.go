@@ -31,3 +31,26 @@ func TestStallMeterCountsStallsAndTheirTime(t *testing.T) {
 		t.Fatalf("two stalls counted as %d", n)
 	}
 }
+
+// Stalls of two causes that overlap count as two, and their time once: from the first begin to the last end.
+func TestStallMeterNestedStallsCountTheirTimeOnce(t *testing.T) {
+	var m stallMeter
+	log := slog.New(slog.DiscardHandler)
+	m.begin("memtable count limit reached", log)
+	m.begin("L0 file count limit exceeded", log)
+	m.end()
+	time.Sleep(2 * time.Millisecond)
+	if _, d := m.read(); d < 2*time.Millisecond {
+		t.Fatalf("one of two nested stalls ended and the time stopped: %v", d)
+	}
+	m.end()
+	n, d := m.read()
+	time.Sleep(2 * time.Millisecond)
+	if n2, d2 := m.read(); n != 2 || n2 != 2 || d2 != d {
+		t.Fatalf("after both ended: %d, %v then %d, %v; want 2 stalls and the time frozen", n, d, n2, d2)
+	}
+	m.end() // a stray end after both must not reopen or count anything
+	if _, d3 := m.read(); d3 != d {
+		t.Fatalf("a stray end moved the time: %v, then %v", d, d3)
+	}
+}
