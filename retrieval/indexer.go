@@ -26,6 +26,7 @@ type textFeeder struct {
 	indexed uint64 // highest applied index whose changes bleve has
 	waiters int
 	closed  bool
+	left    int // documents close left unindexed (closeFlushMax)
 	leader  atomic.Bool // the replica leads: a shorter linger
 	kick    chan struct{}
 	urgent  chan struct{} // a reader waits or the feeder closes: cut a linger or a turn's wait short; a promotion cuts a linger
@@ -86,38 +87,71 @@ func (f *textFeeder) run() {
 		f.puts, f.dels = nil, nil
 		closed := f.closed
 		f.mu.Unlock()
-		if len(puts) > 0 || len(dels) > 0 {
-			if err := f.apply(puts, dels, upto); err != nil {
+		done := true
+		if n := len(puts) + len(dels); closed && n > closeFlushMax {
+			done = false
+		} else if n > 0 {
+			var err error
+			if done, err = f.apply(puts, dels, upto); err != nil {
 				f.fail(err)
 			}
 		}
 		f.mu.Lock()
-		f.indexed = max(f.indexed, upto)
+		if done {
+			f.indexed = max(f.indexed, upto)
+		} else {
+			f.left = len(puts) + len(dels)
+		}
 		f.cond.Broadcast()
 		f.mu.Unlock()
-		if closed {
+		if closed || !done {
 			return
 		}
 	}
 }
 
+// closeFlushMax bounds the backlog close still indexes. A larger one (a follower's under a bulk load: tens of
+// thousands of documents a shard, indexed shard after shard) held a node's shutdown past memnode's 20 s bound,
+// after which the store was closed under the replicas still applying. It is left to the next open instead,
+// which re-feeds bleve from the raft log's tail after the marker (DESIGN.md, "Restart"), as after a crash; so is
+// the rest of a batch that close interrupts between chunks.
+const closeFlushMax = feederChunk
+
 // feederChunk bounds one bleve batch (bleve's own limit is 4096 operations).
 const feederChunk = 2048
 
 // apply writes what accumulated (applyChunked) in its turn of the node's Indexers, at their lower priority, or
-// at once and at the process's priority when it may not wait (a reader waits, or the feeder closes).
-func (f *textFeeder) apply(puts []fulltext.Doc, dels []string, upto uint64) error {
+// at once and at the process's priority when it may not wait (a reader waits, or the feeder closes). It reports
+// false when the feeder closed before the last chunk: the marker was not written.
+func (f *textFeeder) apply(puts []fulltext.Doc, dels []string, upto uint64) (bool, error) {
+	done := false
+	write := func() (err error) {
+		done, err = applyChunked(f.text, puts, dels, upto, f.closing)
+		return err
+	}
 	if f.gate.acquire(f) {
 		defer f.gate.release()
-		return f.gate.build(len(puts)+len(dels), func() error { return applyChunked(f.text, puts, dels, upto) })
+		return done, f.gate.build(len(puts)+len(dels), write)
 	}
-	return applyChunked(f.text, puts, dels, upto)
+	err := write()
+	return done, err
+}
+
+// closing reports whether close was called.
+func (f *textFeeder) closing() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed
 }
 
 // applyChunked writes puts and dels in bounded chunks; the applied-index marker goes with the last chunk only, so a
 // crash between chunks leaves the marker behind and the next open re-feeds from Pebble. No id may be in both.
-func applyChunked(text TextIndex, puts []fulltext.Doc, dels []string, upto uint64) error {
+// Between chunks it stops, reporting false, once stop returns true (nil: never).
+func applyChunked(text TextIndex, puts []fulltext.Doc, dels []string, upto uint64, stop func() bool) (bool, error) {
 	for len(puts)+len(dels) > feederChunk {
+		if stop != nil && stop() {
+			return false, nil
+		}
 		var p []fulltext.Doc
 		var d []string
 		if len(puts) > 0 {
@@ -127,10 +161,10 @@ func applyChunked(text TextIndex, puts []fulltext.Doc, dels []string, upto uint6
 			d, dels = dels[:feederChunk], dels[feederChunk:]
 		}
 		if err := text.ApplyWithMarkers(p, d, nil); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return text.ApplyWithMarkers(puts, dels, map[string][]byte{markerApplied: u64(upto)})
+	return true, text.ApplyWithMarkers(puts, dels, map[string][]byte{markerApplied: u64(upto)})
 }
 
 // linger waits up to the role's linger for more updates, unless a reader is waiting or the feeder is closing.
@@ -206,12 +240,13 @@ func (f *textFeeder) waitIndexed(ctx context.Context, idx uint64) error {
 	return ctx.Err()
 }
 
-// close flushes what is pending and stops the feeder.
-func (f *textFeeder) close() {
+// close flushes what is pending, up to closeFlushMax documents, and stops the feeder. It returns how many
+// documents it left unindexed, to the next open.
+func (f *textFeeder) close() int {
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
-		return
+		return 0
 	}
 	f.closed = true
 	f.mu.Unlock()
@@ -224,6 +259,7 @@ func (f *textFeeder) close() {
 	}
 	<-f.done
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.cond.Broadcast()
-	f.mu.Unlock()
+	return f.left
 }

@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sync"
 	"testing"
@@ -94,5 +95,64 @@ func TestFeederLaterChangeWins(t *testing.T) {
 	hits, err := text.Search(fulltext.Query{UserID: "u", Text: "lisbon", K: 5})
 	if err != nil || len(hits) != 1 || hits[0].ID != "back" {
 		t.Fatalf("want only the re-put doc, got %v %v", hits, err)
+	}
+}
+
+// Close indexes a backlog of up to closeFlushMax documents, and leaves a larger one, with the marker, to the
+// next open (which re-feeds it from the raft log's tail): a node's shutdown under a bulk load must not index
+// every follower's backlog first.
+func TestFeederCloseLeavesALargeBacklog(t *testing.T) {
+	docs := func(from, n int) []fulltext.Doc {
+		out := make([]fulltext.Doc, n)
+		for i := range out {
+			out[i] = fulltext.Doc{ID: fmt.Sprintf("d%d", from+i), UserID: "u", Type: "episodic", Text: "a tram ride"}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		n          int
+		wantLeft   int
+		wantMarker uint64
+	}{{closeFlushMax, 0, 2}, {closeFlushMax + 1, closeFlushMax + 1, 0}} {
+		text := memText(t)
+		f := newTextFeeder(text, 0, nil, func(err error) { t.Error(err) })
+		f.add(1, docs(0, c.n/2), nil)
+		f.add(2, docs(c.n/2, c.n-c.n/2), nil)
+		if left := f.close(); left != c.wantLeft {
+			t.Fatalf("%d pending: close left %d, want %d", c.n, left, c.wantLeft)
+		}
+		var marker uint64
+		if b, err := text.Marker(markerApplied); err != nil {
+			t.Fatal(err)
+		} else if len(b) == 8 {
+			marker = binary.BigEndian.Uint64(b)
+		}
+		n, err := text.DocCount()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if marker != c.wantMarker || (c.wantLeft == 0 && n != uint64(c.n)) || (c.wantLeft > 0 && n != 0) {
+			t.Fatalf("%d pending: marker %d with %d documents indexed, want marker %d", c.n, marker, n, c.wantMarker)
+		}
+	}
+}
+
+// A batch that close interrupts stops between chunks, without its marker.
+func TestApplyChunkedStopsBetweenChunks(t *testing.T) {
+	text := memText(t)
+	puts := make([]fulltext.Doc, 2*feederChunk+1)
+	for i := range puts {
+		puts[i] = fulltext.Doc{ID: fmt.Sprintf("d%d", i), UserID: "u", Type: "episodic", Text: "bees"}
+	}
+	calls := 0
+	done, err := applyChunked(text, puts, nil, 9, func() bool { calls++; return calls > 1 })
+	if err != nil || done {
+		t.Fatalf("applyChunked: done %v, err %v; want stopped", done, err)
+	}
+	if n, _ := text.DocCount(); n != feederChunk {
+		t.Fatalf("%d documents indexed, want the first chunk's %d", n, feederChunk)
+	}
+	if b, _ := text.Marker(markerApplied); len(b) != 0 {
+		t.Fatalf("marker %x written by a stopped batch", b)
 	}
 }

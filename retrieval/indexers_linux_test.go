@@ -37,7 +37,7 @@ func TestTurnsBuildAtALowerPriority(t *testing.T) {
 	gate := NewIndexers(1)
 	text := &niceText{Index: memText(t), seen: make(chan int, 4)}
 	f := newTextFeeder(text, 0, gate, func(err error) { t.Error(err) })
-	t.Cleanup(f.close)
+	t.Cleanup(func() { f.close() })
 	seen := func() int {
 		t.Helper()
 		select {

@@ -259,7 +259,7 @@ func (s *ShardIndex) finishFullFeed(docs []fulltext.Doc, applied, epoch uint64) 
 	s.mu.RLock()
 	stale := slices.DeleteFunc(ids, func(id string) bool { return s.attrs[id] != nil })
 	s.mu.RUnlock()
-	if err := applyChunked(s.text, docs, stale, applied); err != nil {
+	if _, err := applyChunked(s.text, docs, stale, applied, nil); err != nil {
 		return err
 	}
 	return s.text.ApplyWithMarkers(nil, nil, map[string][]byte{markerEpoch: u64(epoch)})
@@ -419,7 +419,9 @@ func (s *ShardIndex) indexAttrs(m memory.Memory) {
 
 // Close closes the full-text index, after writing the checkpoint when memories changed since the last one.
 func (s *ShardIndex) Close() error {
-	s.feed.close()
+	if left := s.feed.close(); left > 0 {
+		s.log.Info("full-text backlog left to the next open, which re-feeds it from the raft log", "documents", left)
+	}
 	if s.ckpt != nil {
 		s.ckpt.close()
 		if s.ckpt.due(s.indexed.Load(), s.Memories(), time.Now().Add(s.ckpt.policy.MaxAge)) {

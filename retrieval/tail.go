@@ -97,7 +97,7 @@ func (s *ShardIndex) refeedTail(from, to, term uint64) (n int, why string, err e
 			puts = append(puts, toDoc(m))
 		}
 	}
-	if err := applyChunked(s.text, puts, dels, to); err != nil {
+	if _, err := applyChunked(s.text, puts, dels, to, nil); err != nil {
 		return 0, "", err
 	}
 	return len(t.ids), "", nil

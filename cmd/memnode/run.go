@@ -132,7 +132,12 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	closeDB := true
+	defer func() {
+		if closeDB {
+			db.Close()
+		}
+	}()
 	registerDiskStats(reg, db)
 
 	httpLn, err := net.Listen("tcp", cluster.ListenAddr(c.bindHost, c.httpAddr))
@@ -214,8 +219,18 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	if c.dev {
 		printDevHint(logw, c)
 	}
-	return waitAndStop(ctx, srv, node, errc, log)
+	err = waitAndStop(ctx, srv, node, errc, log)
+	// A replica still applying would meet a closed store and panic; the process ends as after a crash, which the
+	// store and the raft logs recover from at the next start.
+	closeDB = !errors.Is(err, errStopTimedOut)
+	return err
 }
+
+// errStopTimedOut: the node's stop outlived stopTimeout; memnode exits without closing its store.
+var errStopTimedOut = fmt.Errorf("node stop took longer than %v; exited without closing the store (the next start recovers it as after a crash)", stopTimeout)
+
+// stopTimeout bounds the node's stop once the API has shut down.
+const stopTimeout = 20 * time.Second
 
 // offsetClock is the wall clock shifted by --clock-offset (0: time.Now itself). Only the API's decisions — ids,
 // created_at, the default occurred_at, search recency — read it; ids are fixed before a command is proposed, so
@@ -256,8 +271,9 @@ func waitAndStop(ctx context.Context, srv *http.Server, node *cluster.Node, errc
 		if serr != nil {
 			log.Warn("node stop", "err", serr)
 		}
-	case <-time.After(20 * time.Second):
-		log.Error("node stop took longer than 20s; exiting anyway")
+	case <-time.After(stopTimeout):
+		log.Error(errStopTimedOut.Error())
+		return errStopTimedOut
 	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
