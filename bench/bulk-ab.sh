@@ -7,7 +7,9 @@
 # the cluster past the request's deadline), their latency, and per node the seconds Pebble stalled every write,
 # the writes refused as overloaded and the raft appends that timed out. Usage: bench/bulk-ab.sh DIR [...], each
 # DIR holding a build's memnode and memctl (e.g. bin); env ROUNDS (1; the builds' order reverses every other
-# round), LOADS, DUR. Latencies are of the batches that succeeded; the per-node figures are totals over the loads.
+# round), LOADS, DUR. Latencies are of the batches that succeeded; the per-node figures are totals over the loads,
+# but for the peak resident memory (VmHWM) and the full-text backlog when the last load ends; then how long the
+# cluster took to stop (SIGTERM) and how many nodes panicked doing so.
 set -u
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -45,16 +47,20 @@ print(f"build={sys.argv[2]} load={sys.argv[3]} batches={r['ops']} memories_per_s
 PY
   done
   for i in 1 2 3; do
-    curl -fsS "127.0.0.1:$((7470 + 10 * i))/metrics" | awk -v node="n$i" -v logf="$data/n$i.log" '
+    hwm=$(awk '/^VmHWM:/ { printf "%.0f", $2 / 1024 }' "/proc/$(cat "$data/n$i.pid")/status" 2>/dev/null)
+    curl -fsS "127.0.0.1:$((7470 + 10 * i))/metrics" | awk -v node="n$i" -v logf="$data/n$i.log" -v hwm="${hwm:-?}" '
       /^memcluster_storage_write_stall_seconds_total / { stall = $2 }
       /^memcluster_api_overloaded_total / { refused = $2 }
+      /^memcluster_index_backlog / { backlog = $2 }
       END {
         cmd = "grep -c \"failed to appendEntries.*i/o timeout\" " logf; cmd | getline timeouts; close(cmd)
-        printf "  %s: write stalls %.1f s, writes refused overloaded %d, raft appends timed out %d\n", node, stall, refused, timeouts
+        printf "  %s: write stalls %.1f s, writes refused overloaded %d, raft appends timed out %d, peak RSS %s MiB, full-text backlog at the end %d\n", node, stall, refused, timeouts, hwm, backlog
       }'
   done
+  local t0=$SECONDS
   scripts/cluster.sh stop
   for i in $(seq 600); do pgrep -f "data-dir $data" >/dev/null || break; sleep 0.2; done
+  echo "  stopped in $((SECONDS - t0)) s; panics in the logs: $(cat "$data"/n*.log | grep -c '^panic:')"
   pkill -9 -f "data-dir $data" # a node still shutting down after two minutes (a stalled store) is killed
   rm -rf "$data"
 }

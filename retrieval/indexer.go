@@ -52,6 +52,7 @@ func newTextFeeder(text TextIndex, indexed uint64, gate *Indexers, fail func(err
 
 func (f *textFeeder) add(applied uint64, puts []fulltext.Doc, dels []string) {
 	f.mu.Lock()
+	before := len(f.puts) + len(f.dels)
 	// Within one accumulation the later change of an id wins, whatever order apply writes puts and deletes in:
 	// a forgotten user imported again (same ids) must end indexed, a memory put and then deleted must end deleted.
 	if len(puts) > 0 && len(f.dels) > 0 {
@@ -71,6 +72,7 @@ func (f *textFeeder) add(applied uint64, puts []fulltext.Doc, dels []string) {
 	f.puts = append(f.puts, puts...)
 	f.dels = append(f.dels, dels...)
 	f.pending = max(f.pending, applied)
+	f.gate.addPending(len(f.puts) + len(f.dels) - before)
 	f.mu.Unlock()
 	select {
 	case f.kick <- struct{}{}:
@@ -96,6 +98,7 @@ func (f *textFeeder) run() {
 				f.fail(err)
 			}
 		}
+		f.gate.addPending(-(len(puts) + len(dels))) // indexed, failed (fail reports it) or left to the next open
 		f.mu.Lock()
 		if done {
 			f.indexed = max(f.indexed, upto)
@@ -260,6 +263,12 @@ func (f *textFeeder) close() int {
 	<-f.done
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	// Changes added after the feeder's last batch (none should be: the state machine stops first) go too.
+	if n := len(f.puts) + len(f.dels); n > 0 {
+		f.gate.addPending(-n)
+		f.left += n
+		f.puts, f.dels = nil, nil
+	}
 	f.cond.Broadcast()
 	return f.left
 }

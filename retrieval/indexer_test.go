@@ -156,3 +156,33 @@ func TestApplyChunkedStopsBetweenChunks(t *testing.T) {
 		t.Fatalf("marker %x written by a stopped batch", b)
 	}
 }
+
+// The node's backlog counts the changes its feeders hold, and drops back to zero once they are indexed, or let go
+// when a feeder closes with more than it indexes then.
+func TestIndexersBacklogCountsPendingChanges(t *testing.T) {
+	gate := NewIndexers(1)
+	doc := func(id string) []fulltext.Doc {
+		return []fulltext.Doc{{ID: id, UserID: "u", Type: "episodic", Text: "a tram ride"}}
+	}
+	f := newTextFeeder(memText(t), 0, gate, func(err error) { t.Error(err) })
+	f.add(1, doc("a"), nil)
+	f.add(2, doc("b"), []string{"c"})
+	f.add(3, nil, []string{"b"}) // supersedes the put of b
+	if n := gate.Backlog(); n != 3 {
+		t.Fatalf("backlog %d after a, c and b's delete, want 3", n)
+	}
+	if err := f.waitIndexed(context.Background(), 3); err != nil {
+		t.Fatal(err)
+	}
+	if n := gate.Backlog(); n != 0 {
+		t.Fatalf("backlog %d once indexed, want 0", n)
+	}
+	g := newTextFeeder(memText(t), 0, gate, func(err error) { t.Error(err) })
+	for i := range closeFlushMax + 1 {
+		g.add(uint64(i+1), doc(fmt.Sprint(i)), nil)
+	}
+	if left := g.close(); left != closeFlushMax+1 || gate.Backlog() != 0 {
+		t.Fatalf("closed with %d left, backlog %d; want %d left and none", left, gate.Backlog(), closeFlushMax+1)
+	}
+	f.close()
+}

@@ -47,6 +47,8 @@ type Indexers struct {
 	// their bytes. Every replica of a shard reaches the same applied index at about the same moment, so a
 	// node's checkpoints and its peers' come together; these show when.
 	ckpts, ckptNanos, ckptBytes atomic.Int64
+	// pending counts the changes the node's feeders hold for bleve: gathered, or in a batch being built.
+	pending atomic.Int64
 }
 
 // lowBatchMax bounds how far a replica's full-text index can fall behind while the write path starves its
@@ -72,6 +74,8 @@ type IndexersStats struct {
 	Checkpoints     int64
 	CheckpointTime  time.Duration
 	CheckpointBytes int64
+	// Backlog is the changes the node's replicas hold for their full-text indexes now (Backlog).
+	Backlog int64
 }
 
 // Stats reports the batches waiting now, the time waited so far and the checkpoints written; a nil Indexers
@@ -82,7 +86,26 @@ func (g *Indexers) Stats() IndexersStats {
 	}
 	return IndexersStats{Waiting: g.waiting.Load(), Waited: time.Duration(g.waited.Load()),
 		Nice: int(g.nice.Load()), Lowered: g.lowered.Load(), Checkpoints: g.ckpts.Load(),
-		CheckpointTime: time.Duration(g.ckptNanos.Load()), CheckpointBytes: g.ckptBytes.Load()}
+		CheckpointTime: time.Duration(g.ckptNanos.Load()), CheckpointBytes: g.ckptBytes.Load(), Backlog: g.Backlog()}
+}
+
+// Backlog is how many changes (documents to index or delete) the node's replicas hold for their full-text
+// indexes, gathered or in a batch being built; 0 for a nil Indexers. Under a bulk load the followers' lowered
+// batches fell behind by tens of thousands of documents a shard, each held in memory until it is indexed:
+// memnode refuses new writes above --overload-backlog (storage.DB.SetBacklog).
+func (g *Indexers) Backlog() int64 {
+	if g == nil {
+		return 0
+	}
+	return g.pending.Load()
+}
+
+// addPending counts changes handed to a feeder (n > 0) or indexed or let go (n < 0); a nil Indexers counts
+// nothing.
+func (g *Indexers) addPending(n int) {
+	if g != nil && n != 0 {
+		g.pending.Add(int64(n))
+	}
 }
 
 // wroteCheckpoint counts a checkpoint written in took, of size bytes; a nil Indexers counts nothing.

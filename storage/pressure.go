@@ -17,7 +17,8 @@ import (
 // The node is overloaded from the moment level 0 reaches high sublevels until it is back at low or fewer (the
 // gap keeps it from flapping on every flush), and while a write stall is under way. The watcher owns the
 // sublevels and Pebble's stall events own the count of stalls under way (two writers may each be held), so
-// neither overwrites what the other saw.
+// neither overwrites what the other saw. A backlog of work deferred above the store (SetBacklog) overloads the
+// node too, with its own gap.
 type writePressure struct {
 	high, low int
 
@@ -27,6 +28,14 @@ type writePressure struct {
 	deep      bool // level 0 reached high and has not come back to low
 	over      bool
 	clear     chan struct{} // closed when the node stops being overloaded; replaced when it starts again
+
+	// A backlog of deferred work above the store (SetBacklog): behind from backlogHigh until it is back at
+	// three quarters of it.
+	backlogName string
+	backlogRead func() int64
+	backlogHigh int64
+	backlog     int64
+	behind      bool
 }
 
 // pressureInterval is how often level 0 is read: a flush adds about one sublevel, and flushes come seconds
@@ -48,6 +57,25 @@ func (p *writePressure) update(sublevels int) {
 	p.settle()
 }
 
+// updateBacklog reads the backlog, when one is set.
+func (p *writePressure) updateBacklog() {
+	p.mu.Lock()
+	read := p.backlogRead
+	p.mu.Unlock()
+	if read == nil {
+		return
+	}
+	n := read()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.backlog = n
+	p.behind = n >= p.backlogHigh || p.behind && n > p.backlogLow()
+	p.settle()
+}
+
+// backlogLow is where a backlog that reached backlogHigh stops holding writes; the caller holds mu.
+func (p *writePressure) backlogLow() int64 { return p.backlogHigh * 3 / 4 }
+
 // stall records a write stall's beginning (+1) or end (-1).
 func (p *writePressure) stall(delta int) {
 	p.mu.Lock()
@@ -58,7 +86,7 @@ func (p *writePressure) stall(delta int) {
 
 // settle sets over from deep and the stalls, and opens or closes the gate on a change; the caller holds mu.
 func (p *writePressure) settle() {
-	over := p.deep || p.stalls > 0
+	over := p.deep || p.stalls > 0 || p.behind
 	switch {
 	case over && !p.over:
 		p.clear = make(chan struct{})
@@ -68,15 +96,15 @@ func (p *writePressure) settle() {
 	p.over = over
 }
 
-// urgent reports whether level 0 is within the gap of the overload, or the node is overloaded: compactions
-// are then what every write waits for. Nil answers false.
+// urgent reports whether level 0 is within the gap of the overload, or the store is overloaded (not only
+// behind on a backlog): compactions are then what every write waits for. Nil answers false.
 func (p *writePressure) urgent() bool {
 	if p == nil {
 		return false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.over || p.sublevels >= p.low
+	return p.deep || p.stalls > 0 || p.sublevels >= p.low
 }
 
 // state returns nil while writes are welcome, else the error that says why and a channel closed when they are
@@ -89,6 +117,10 @@ func (p *writePressure) state() (error, <-chan struct{}) {
 	}
 	if p.stalls > 0 {
 		return fmt.Errorf("%w: writes stalled until flushes and compactions catch up", ErrOverloaded), p.clear
+	}
+	if p.behind && !p.deep {
+		return fmt.Errorf("%w: %d %s wait, writes are taken again at %d", ErrOverloaded, p.backlog, p.backlogName,
+			p.backlogLow()), p.clear
 	}
 	return fmt.Errorf("%w: level 0 holds %d sublevels, writes are taken again at %d", ErrOverloaded,
 		p.sublevels, p.low), p.clear
@@ -121,7 +153,27 @@ func (d *DB) WaitWritable(ctx context.Context, wait time.Duration) error {
 	return ctx.Err() // nil when the wait ran out just as the gate opened
 }
 
-// watchPressure reads level 0 until the DB closes.
+// SetBacklog makes a backlog of work the node defers past its writes, which the store does not see, a cause of
+// overload too: read is polled with level 0, and from high until the backlog is back at three quarters of it new
+// writes are held and refused as for level 0, the error naming the count and what (memnode: its replicas'
+// changes waiting for their full-text indexes, each held in memory). With the gate off (OverloadSublevels
+// negative) nothing is polled. A later call replaces the backlog; high ≤ 0 or a nil read removes it.
+func (d *DB) SetBacklog(what string, read func() int64, high int64) {
+	p := d.health.pressure
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if high <= 0 {
+		read = nil
+	}
+	p.backlogName, p.backlogRead, p.backlogHigh = what, read, high
+	p.backlog, p.behind = 0, false
+	p.settle()
+}
+
+// watchPressure reads level 0, and the backlog when one is set, until the DB closes.
 func (d *DB) watchPressure() {
 	defer close(d.pressureDone)
 	t := time.NewTicker(pressureInterval)
@@ -133,5 +185,6 @@ func (d *DB) watchPressure() {
 		case <-t.C:
 		}
 		d.health.pressure.update(int(d.db.Metrics().Levels[0].Sublevels))
+		d.health.pressure.updateBacklog()
 	}
 }

@@ -3,8 +3,10 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,5 +114,45 @@ func TestWaitWritableOff(t *testing.T) {
 	defer d.Close()
 	if d.health.pressure != nil || d.WaitWritable(context.Background(), time.Minute) != nil {
 		t.Fatal("writes held with the overload guard off")
+	}
+}
+
+// A backlog set on the DB holds writes from its high mark until it is back at three quarters of it, naming the
+// count; it does not make compactions urgent, and replacing it with none lets writes in at once.
+func TestBacklogHoldsWrites(t *testing.T) {
+	d, err := Open("db", Options{FS: vfs.NewMem(), Logger: slog.New(slog.DiscardHandler), OverloadSublevels: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var backlog atomic.Int64
+	d.SetBacklog("changes for the full-text index", backlog.Load, 1000)
+	ctx := context.Background()
+	for _, s := range []struct {
+		n    int64
+		over bool
+	}{{999, false}, {1000, true}, {800, true}, {750, false}, {999, false}, {5000, true}} {
+		backlog.Store(s.n)
+		waitFor(t, fmt.Sprintf("the watcher to read %d", s.n), func() bool {
+			p := d.health.pressure
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			return p.backlog == s.n
+		})
+		want := fmt.Sprintf("%d changes for the full-text index wait, writes are taken again at 750", s.n)
+		waitFor(t, fmt.Sprintf("the gate at a backlog of %d", s.n), func() bool {
+			err := d.WaitWritable(ctx, 0)
+			if !s.over {
+				return err == nil
+			}
+			return errors.Is(err, ErrOverloaded) && strings.Contains(err.Error(), want)
+		})
+		if s.over && d.health.pressure.urgent() {
+			t.Fatal("a backlog made compactions urgent")
+		}
+	}
+	d.SetBacklog("", nil, 0)
+	if err := d.WaitWritable(ctx, 0); err != nil {
+		t.Fatalf("backlog removed: %v", err)
 	}
 }

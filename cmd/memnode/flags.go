@@ -78,23 +78,24 @@ type config struct {
 	rerankTO     time.Duration
 	rerankTop    int
 
-	minFreeBytes  int64
-	groupCommit   time.Duration
-	compression   string
-	compactNice   int
-	overloadL0    int
-	overloadWait  time.Duration
-	recordCache   string
-	sessionWindow int
-	warmAfter     int
-	confirmReads  bool
-	coldStore     string
-	sessionTTL    time.Duration
-	sweepEvery    time.Duration
-	tierEvery     time.Duration
-	backupEvery   time.Duration
-	backupTo      string
-	backupKeep    int
+	minFreeBytes    int64
+	groupCommit     time.Duration
+	compression     string
+	compactNice     int
+	overloadL0      int
+	overloadWait    time.Duration
+	overloadBacklog int64
+	recordCache     string
+	sessionWindow   int
+	warmAfter       int
+	confirmReads    bool
+	coldStore       string
+	sessionTTL      time.Duration
+	sweepEvery      time.Duration
+	tierEvery       time.Duration
+	backupEvery     time.Duration
+	backupTo        string
+	backupKeep      int
 }
 
 func (c *config) register(fs *pflag.FlagSet) {
@@ -161,6 +162,7 @@ func (c *config) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.groupCommit, "group-commit-interval", storage.DefaultWALMinSyncInterval, "while the node's WAL syncs each cover several raft entries (many writers), hold a sync this long after the last so that more appends share it; a lone writer's syncs are not held once that average settles; 0: off (up to 50ms)")
 	fs.IntVar(&c.compactNice, "compaction-nice", 10, "nice values below the node's priority at which its Pebble compactions run, each on a thread of its own (Linux); 0: at the node's priority")
 	fs.IntVar(&c.overloadL0, "overload-sublevels", 10, "level-0 sublevels of the node's Pebble at which it holds new writes until its compactions catch up (Pebble stops every write at 12); 0: never")
+	fs.Int64Var(&c.overloadBacklog, "overload-backlog", 200_000, "changes waiting for the node's full-text indexes (each held in memory) at which it holds new writes until they are indexed, as for --overload-sublevels; 0: never (and never with --overload-sublevels 0)")
 	fs.DurationVar(&c.overloadWait, "overload-wait", time.Second, "how long a write waits for an overloaded node's storage before it is refused with 503 overloaded (and Retry-After)")
 	fs.StringVar(&c.compression, "storage-compression", storage.DefaultCompression, "how the node's Pebble tables are compressed: last-level (snappy in the tables compactions write into the last level, where data comes to rest; none in flushes and the compactions above: less CPU a write, more disk), none, or snappy (every table); tables written before stay readable")
 	fs.StringVar(&c.coldStore, "cold-store", "", "keep cold segments in this object store instead of the shards: s3://bucket?region=…&endpoint=…, or file:///dir that every node shares")
@@ -241,6 +243,9 @@ func (c *config) finish() error {
 	}
 	if c.overloadL0 < 0 || c.overloadL0 > 11 {
 		return fmt.Errorf("--overload-sublevels %d: want 0 (never) to 11 (Pebble stops writes at 12)", c.overloadL0)
+	}
+	if c.overloadBacklog < 0 {
+		return fmt.Errorf("--overload-backlog %d: want 0 (never) or a count of changes", c.overloadBacklog)
 	}
 	if c.overloadWait <= 0 || c.overloadWait > time.Minute {
 		return fmt.Errorf("--overload-wait %s: want more than 0 and at most 1m", c.overloadWait)

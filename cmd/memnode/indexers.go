@@ -29,5 +29,9 @@ func registerIndexers(reg prometheus.Registerer, g *retrieval.Indexers) {
 			func() float64 { return g.Stats().CheckpointTime.Seconds() }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "memcluster_index_checkpoint_bytes_total",
 			Help: "bytes of the vector checkpoints this node's replicas wrote"},
-			func() float64 { return float64(g.Stats().CheckpointBytes) }))
+			func() float64 { return float64(g.Stats().CheckpointBytes) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "memcluster_index_backlog",
+			Help: "changes this node's replicas hold for their full-text indexes, gathered or in a batch being " +
+				"built (new writes are refused above --overload-backlog)"},
+			func() float64 { return float64(g.Backlog()) }))
 }

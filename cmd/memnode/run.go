@@ -149,6 +149,7 @@ func run(ctx context.Context, c config, logw io.Writer) error {
 	registerTextCaches(reg, meters.Text)
 	indexers := retrieval.NewIndexers(turns)
 	registerIndexers(reg, indexers)
+	db.SetBacklog("changes for the full-text indexes", indexers.Backlog, c.overloadBacklog)
 	node, err := cluster.New(cluster.Config{
 		NodeID: c.nodeID, DataDir: c.dataDir, RaftAddr: c.raftAddr, GossipAddr: c.gossipAddr, HTTPAddr: c.httpAddr, BindHost: c.bindHost,
 		Join: c.join, BootstrapExpect: c.bootstrapExpect, Shards: c.shards, Replicas: c.replicas,

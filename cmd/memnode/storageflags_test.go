@@ -77,6 +77,7 @@ func TestStorageFlagsNameABadValue(t *testing.T) {
 		{"--compaction-nice", "-1", "--compaction-nice -1: want 0 to 19"},
 		{"--overload-sublevels", "12", "--overload-sublevels 12: want 0 (never) to 11"},
 		{"--overload-wait", "0s", "--overload-wait 0s: want more than 0 and at most 1m"},
+		{"--overload-backlog", "-1", "--overload-backlog -1: want 0 (never) or a count of changes"},
 	} {
 		cmd := newRootCmd()
 		cmd.SetArgs([]string{c.flag, c.value, "--node-id", "n1"})
