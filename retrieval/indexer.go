@@ -26,7 +26,7 @@ type textFeeder struct {
 	indexed uint64 // highest applied index whose changes bleve has
 	waiters int
 	closed  bool
-	left    int // documents close left unindexed (closeFlushMax)
+	left    int         // documents close left unindexed (closeFlushMax)
 	leader  atomic.Bool // the replica leads: a shorter linger
 	kick    chan struct{}
 	urgent  chan struct{} // a reader waits or the feeder closes: cut a linger or a turn's wait short; a promotion cuts a linger
