@@ -9,13 +9,13 @@
 # DIR holding a build's memnode and memctl (e.g. bin); env ROUNDS (1; the builds' order reverses every other
 # round), LOADS, DUR. Latencies are of the batches that succeeded; the per-node figures are totals over the loads,
 # but for the peak resident memory (VmHWM) and the full-text backlog when the last load ends; then how long the
-# cluster took to stop (SIGTERM) and how many nodes panicked doing so.
+# cluster took to stop (SIGTERM) and how many of its nodes panicked.
 set -u
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 ADDRS=http://127.0.0.1:7480,http://127.0.0.1:7490,http://127.0.0.1:7500
 run() { # dir
-  local data i
+  local data i hwm t0
   if ! command -v ss >/dev/null; then
     echo "bulk-ab: needs ss (iproute2) to check the ports" >&2
     return 1
@@ -57,10 +57,10 @@ PY
         printf "  %s: write stalls %.1f s, writes refused overloaded %d, raft appends timed out %d, peak RSS %s MiB, full-text backlog at the end %d\n", node, stall, refused, timeouts, hwm, backlog
       }'
   done
-  local t0=$SECONDS
+  t0=$SECONDS
   scripts/cluster.sh stop
   for i in $(seq 600); do pgrep -f "data-dir $data" >/dev/null || break; sleep 0.2; done
-  echo "  stopped in $((SECONDS - t0)) s; panics in the logs: $(cat "$data"/n*.log | grep -c '^panic:')"
+  echo "  stopped in $((SECONDS - t0)) s; nodes that panicked: $(grep -l '^panic:' "$data"/n*.log | wc -l)"
   pkill -9 -f "data-dir $data" # a node still shutting down after two minutes (a stalled store) is killed
   rm -rf "$data"
 }

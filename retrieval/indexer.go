@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -89,55 +90,58 @@ func (f *textFeeder) run() {
 		f.puts, f.dels = nil, nil
 		closed := f.closed
 		f.mu.Unlock()
-		done := true
+		left := 0 // changes close left unindexed, to the next open
 		if n := len(puts) + len(dels); closed && n > closeFlushMax {
-			done = false
+			left = n
 		} else if n > 0 {
 			var err error
-			if done, err = f.apply(puts, dels, upto); err != nil {
+			if left, err = f.apply(puts, dels, upto); err != nil {
+				// As for any failed batch: the marker stays behind, and the next open re-feeds what bleve missed.
 				f.fail(err)
 			}
 		}
 		f.gate.addPending(-(len(puts) + len(dels))) // indexed, failed (fail reports it) or left to the next open
 		f.mu.Lock()
-		if done {
+		if left == 0 {
 			f.indexed = max(f.indexed, upto)
 		} else {
-			f.left = len(puts) + len(dels)
+			f.left = left
 		}
 		f.cond.Broadcast()
 		f.mu.Unlock()
-		if closed || !done {
+		if closed || left > 0 { // left > 0 only when close stopped the batch
 			return
 		}
 	}
 }
 
-// closeFlushMax bounds the backlog close still indexes. A larger one (a follower's under a bulk load: tens of
-// thousands of documents a shard, indexed shard after shard) held a node's shutdown past memnode's 20 s bound,
-// after which the store was closed under the replicas still applying. It is left to the next open instead,
-// which re-feeds bleve from the raft log's tail after the marker (DESIGN.md, "Restart"), as after a crash; so is
-// the rest of a batch that close interrupts between chunks.
+// closeFlushMax bounds the backlog close still indexes (beside the chunk of a batch already being written). A
+// larger one (a follower's under a bulk load: tens of thousands of documents a shard, indexed shard after shard)
+// held a node's shutdown past memnode's 20 s bound, after which the store was closed under the replicas still
+// applying. It is left to the next open instead, as after a crash: it re-feeds bleve from the raft log's tail
+// after the marker when the log still holds it, else from every record (DESIGN.md, "Restart"); so is the rest
+// of a batch that close interrupts between chunks.
 const closeFlushMax = feederChunk
 
 // feederChunk bounds one bleve batch (bleve's own limit is 4096 operations).
 const feederChunk = 2048
 
 // apply writes what accumulated (applyChunked) in its turn of the node's Indexers, at their lower priority, or
-// at once and at the process's priority when it may not wait (a reader waits, or the feeder closes). It reports
-// false when the feeder closed before the last chunk: the marker was not written.
-func (f *textFeeder) apply(puts []fulltext.Doc, dels []string, upto uint64) (bool, error) {
-	done := false
+// at once and at the process's priority when it may not wait (a reader waits, or the feeder closes). It returns
+// the changes left unwritten when the feeder closed before the last chunk (the marker then was not written).
+func (f *textFeeder) apply(puts []fulltext.Doc, dels []string, upto uint64) (int, error) {
+	left := 0
 	write := func() (err error) {
-		done, err = applyChunked(f.text, puts, dels, upto, f.closing)
+		left, err = applyChunked(f.text, puts, dels, upto, f.closing)
 		return err
 	}
 	if f.gate.acquire(f) {
 		defer f.gate.release()
-		return done, f.gate.build(len(puts)+len(dels), write)
+		err := f.gate.build(len(puts)+len(dels), write)
+		return left, err
 	}
 	err := write()
-	return done, err
+	return left, err
 }
 
 // closing reports whether close was called.
@@ -149,11 +153,11 @@ func (f *textFeeder) closing() bool {
 
 // applyChunked writes puts and dels in bounded chunks; the applied-index marker goes with the last chunk only, so a
 // crash between chunks leaves the marker behind and the next open re-feeds from Pebble. No id may be in both.
-// Between chunks it stops, reporting false, once stop returns true (nil: never).
-func applyChunked(text TextIndex, puts []fulltext.Doc, dels []string, upto uint64, stop func() bool) (bool, error) {
+// Between chunks it stops once stop returns true (nil: never), and returns how many changes it left unwritten.
+func applyChunked(text TextIndex, puts []fulltext.Doc, dels []string, upto uint64, stop func() bool) (int, error) {
 	for len(puts)+len(dels) > feederChunk {
 		if stop != nil && stop() {
-			return false, nil
+			return len(puts) + len(dels), nil
 		}
 		var p []fulltext.Doc
 		var d []string
@@ -164,10 +168,10 @@ func applyChunked(text TextIndex, puts []fulltext.Doc, dels []string, upto uint6
 			d, dels = dels[:feederChunk], dels[feederChunk:]
 		}
 		if err := text.ApplyWithMarkers(p, d, nil); err != nil {
-			return false, err
+			return 0, err
 		}
 	}
-	return true, text.ApplyWithMarkers(puts, dels, map[string][]byte{markerApplied: u64(upto)})
+	return 0, text.ApplyWithMarkers(puts, dels, map[string][]byte{markerApplied: u64(upto)})
 }
 
 // linger waits up to the role's linger for more updates, unless a reader is waiting or the feeder is closing.
@@ -240,8 +244,17 @@ func (f *textFeeder) waitIndexed(ctx context.Context, idx uint64) error {
 		}
 		f.cond.Wait()
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if f.indexed < idx { // closed first: close may leave a backlog to the next open
+		return errFeederClosed
+	}
+	return nil
 }
+
+// errFeederClosed answers a reader whose changes a closing feeder left unindexed.
+var errFeederClosed = errors.New("full-text index closed before it caught up")
 
 // close flushes what is pending, up to closeFlushMax documents, and stops the feeder. It returns how many
 // documents it left unindexed, to the next open.

@@ -3,8 +3,10 @@ package retrieval
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -145,9 +147,9 @@ func TestApplyChunkedStopsBetweenChunks(t *testing.T) {
 		puts[i] = fulltext.Doc{ID: fmt.Sprintf("d%d", i), UserID: "u", Type: "episodic", Text: "bees"}
 	}
 	calls := 0
-	done, err := applyChunked(text, puts, nil, 9, func() bool { calls++; return calls > 1 })
-	if err != nil || done {
-		t.Fatalf("applyChunked: done %v, err %v; want stopped", done, err)
+	left, err := applyChunked(text, puts, nil, 9, func() bool { calls++; return calls > 1 })
+	if err != nil || left != feederChunk+1 {
+		t.Fatalf("applyChunked: %d left, err %v; want stopped with %d left", left, err, feederChunk+1)
 	}
 	if n, _ := text.DocCount(); n != feederChunk {
 		t.Fatalf("%d documents indexed, want the first chunk's %d", n, feederChunk)
@@ -185,4 +187,58 @@ func TestIndexersBacklogCountsPendingChanges(t *testing.T) {
 		t.Fatalf("closed with %d left, backlog %d; want %d left and none", left, gate.Backlog(), closeFlushMax+1)
 	}
 	f.close()
+}
+
+// failOnce is a text index whose first write fails.
+type failOnce struct {
+	*fulltext.Index
+	failed atomic.Bool
+}
+
+func (f *failOnce) ApplyWithMarkers(put []fulltext.Doc, del []string, markers map[string][]byte) error {
+	if !f.failed.Swap(true) {
+		return errors.New("disk on fire")
+	}
+	return f.Index.ApplyWithMarkers(put, del, markers)
+}
+
+// A batch whose first chunk fails is reported, and the feeder goes on: later changes are indexed, readers are
+// served and the node's backlog drains (a feeder that stopped there would hold every later change in memory and
+// keep the node refusing writes).
+func TestFeederGoesOnAfterAFailedChunk(t *testing.T) {
+	gate := NewIndexers(1)
+	text := &failOnce{Index: memText(t)}
+	var fails atomic.Int64
+	f := newTextFeeder(text, 0, gate, func(error) { fails.Add(1) })
+	defer f.close()
+	for i := range feederChunk + 1 {
+		f.add(1, []fulltext.Doc{{ID: fmt.Sprint(i), UserID: "u", Type: "episodic", Text: "a tram ride"}}, nil)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := f.waitIndexed(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	f.add(2, []fulltext.Doc{{ID: "after", UserID: "u", Type: "episodic", Text: "bees on the roof"}}, nil)
+	if err := f.waitIndexed(ctx, 2); err != nil {
+		t.Fatalf("after a failed chunk: %v", err)
+	}
+	if hits, err := text.Search(fulltext.Query{UserID: "u", Text: "bees", K: 5}); err != nil || len(hits) != 1 {
+		t.Fatalf("the change after a failed chunk: %v %v", hits, err)
+	}
+	if fails.Load() != 1 || gate.Backlog() != 0 {
+		t.Fatalf("%d failures reported, backlog %d; want 1 and 0", fails.Load(), gate.Backlog())
+	}
+}
+
+// A reader whose changes a closing feeder leaves unindexed is told so, not answered as if they were indexed.
+func TestWaitIndexedAfterACloseThatLeftChanges(t *testing.T) {
+	f := newTextFeeder(memText(t), 0, nil, func(err error) { t.Error(err) })
+	for i := range closeFlushMax + 1 {
+		f.add(uint64(i+1), []fulltext.Doc{{ID: fmt.Sprint(i), UserID: "u", Type: "episodic", Text: "x"}}, nil)
+	}
+	f.close()
+	if err := f.waitIndexed(context.Background(), 5); !errors.Is(err, errFeederClosed) {
+		t.Fatalf("waitIndexed after close left the changes: %v, want errFeederClosed", err)
+	}
 }

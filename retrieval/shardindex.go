@@ -420,7 +420,7 @@ func (s *ShardIndex) indexAttrs(m memory.Memory) {
 // Close closes the full-text index, after writing the checkpoint when memories changed since the last one.
 func (s *ShardIndex) Close() error {
 	if left := s.feed.close(); left > 0 {
-		s.log.Info("full-text backlog left to the next open, which re-feeds it from the raft log", "documents", left)
+		s.log.Info("full-text backlog left to the next open, which re-feeds it from the raft log's tail or, past it, from the records", "documents", left)
 	}
 	if s.ckpt != nil {
 		s.ckpt.close()

@@ -11,7 +11,7 @@ type DiskStats struct {
 	Compactions     int64   // compactions of every kind (moves and deletions write no tables), failed ones included
 	L0Tables        int64   // tables in level 0 now
 	L0Sublevels     int64   // sublevels of level 0 now: Pebble's read amplification there, which stops writes at 12
-	Overloaded      bool    // new writes are held until compactions catch up (WaitWritable)
+	Overloaded      bool    // new writes are held until compactions catch up, or a backlog drains (WaitWritable, SetBacklog)
 	LiveBytes       int64   // bytes of live tables now
 	WALSyncs        uint64  // syncs of the write-ahead log
 	WALSyncsHeld    uint64  // syncs after which the group commit held the next back (whether or not one was asked for)

@@ -34,6 +34,7 @@ type writePressure struct {
 	backlogName string
 	backlogRead func() int64
 	backlogHigh int64
+	backlogGen  uint64 // bumped by each SetBacklog, so a reading taken across one is dropped
 	backlog     int64
 	behind      bool
 }
@@ -60,21 +61,24 @@ func (p *writePressure) update(sublevels int) {
 // updateBacklog reads the backlog, when one is set.
 func (p *writePressure) updateBacklog() {
 	p.mu.Lock()
-	read := p.backlogRead
+	read, gen := p.backlogRead, p.backlogGen
 	p.mu.Unlock()
 	if read == nil {
 		return
 	}
-	n := read()
+	n := read() // outside mu: the reader may take locks of its own
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.backlogGen != gen {
+		return
+	}
 	p.backlog = n
 	p.behind = n >= p.backlogHigh || p.behind && n > p.backlogLow()
 	p.settle()
 }
 
 // backlogLow is where a backlog that reached backlogHigh stops holding writes; the caller holds mu.
-func (p *writePressure) backlogLow() int64 { return p.backlogHigh * 3 / 4 }
+func (p *writePressure) backlogLow() int64 { return p.backlogHigh - p.backlogHigh/4 }
 
 // stall records a write stall's beginning (+1) or end (-1).
 func (p *writePressure) stall(delta int) {
@@ -119,7 +123,7 @@ func (p *writePressure) state() (error, <-chan struct{}) {
 		return fmt.Errorf("%w: writes stalled until flushes and compactions catch up", ErrOverloaded), p.clear
 	}
 	if p.behind && !p.deep {
-		return fmt.Errorf("%w: %d %s wait, writes are taken again at %d", ErrOverloaded, p.backlog, p.backlogName,
+		return fmt.Errorf("%w: %d %s wait; writes are taken again at %d", ErrOverloaded, p.backlog, p.backlogName,
 			p.backlogLow()), p.clear
 	}
 	return fmt.Errorf("%w: level 0 holds %d sublevels, writes are taken again at %d", ErrOverloaded,
@@ -169,6 +173,7 @@ func (d *DB) SetBacklog(what string, read func() int64, high int64) {
 		read = nil
 	}
 	p.backlogName, p.backlogRead, p.backlogHigh = what, read, high
+	p.backlogGen++
 	p.backlog, p.behind = 0, false
 	p.settle()
 }

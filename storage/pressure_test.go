@@ -139,7 +139,7 @@ func TestBacklogHoldsWrites(t *testing.T) {
 			defer p.mu.Unlock()
 			return p.backlog == s.n
 		})
-		want := fmt.Sprintf("%d changes for the full-text index wait, writes are taken again at 750", s.n)
+		want := fmt.Sprintf("%d changes for the full-text index wait; writes are taken again at 750", s.n)
 		waitFor(t, fmt.Sprintf("the gate at a backlog of %d", s.n), func() bool {
 			err := d.WaitWritable(ctx, 0)
 			if !s.over {

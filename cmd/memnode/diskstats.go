@@ -42,7 +42,7 @@ func registerDiskStats(reg prometheus.Registerer, db *storage.DB) {
 			"sublevels of level 0 (its read amplification: Pebble stops every write at 12, the node holds new writes from --overload-sublevels)",
 			prometheus.GaugeValue, func(d storage.DiskStats) float64 { return float64(d.L0Sublevels) }),
 		s("memcluster_storage_overloaded",
-			"1 while the node holds new writes until its compactions catch up (refused with 503 overloaded after --overload-wait)",
+			"1 while the node holds new writes until its compactions catch up or its full-text backlog drains (refused with 503 overloaded after --overload-wait)",
 			prometheus.GaugeValue, func(d storage.DiskStats) float64 {
 				if d.Overloaded {
 					return 1
