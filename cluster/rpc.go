@@ -218,7 +218,7 @@ func (n *Node) proposeLocalReached(ctx context.Context, rep *Replica, cmd []byte
 		return storage.ApplyResult{}, false, ErrNotLeader
 	}
 	// The leader's own log write comes first, so its storage decides whether a write may come in now.
-	if err := n.db.WaitWritable(ctx, n.cfg.OverloadWait); err != nil {
+	if err := n.db.WaitWritableFor(ctx, n.cfg.OverloadWait, cmd); err != nil {
 		return storage.ApplyResult{}, false, err
 	}
 	res, err := rep.Apply(ctx, cmd)

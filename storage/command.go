@@ -165,6 +165,19 @@ func encodeJSON(t CommandType, v any) ([]byte, error) {
 	return append([]byte{commandVersion, byte(t)}, js...), nil
 }
 
+// AddsIndexWork reports whether an encoded command may give the replicas' full-text indexes work: every
+// command but a split, a prune and new embeddings (vectors only). One it cannot read counts as adding work.
+func AddsIndexWork(cmd []byte) bool {
+	if len(cmd) < 2 {
+		return true
+	}
+	switch CommandType(cmd[1]) {
+	case CmdSplit, CmdPrune, CmdSetEmbeddings:
+		return false
+	}
+	return true
+}
+
 // DecodeCommand decodes a log entry's data. Any error wraps ErrUnknownCommand.
 func DecodeCommand(b []byte) (Command, error) {
 	var c Command

@@ -40,7 +40,7 @@ func (d *DB) diskStats() DiskStats {
 		L0Tables: m.Levels[0].TablesCount, L0Sublevels: int64(m.Levels[0].Sublevels),
 		WALSyncs: d.pacer.syncs.Load(), WALSyncsHeld: d.pacer.held.Load(), SyncedEntries: d.pacer.entries.Load(), LoweredCompactions: d.lowered.Load()}
 	if p := d.health.pressure; p != nil {
-		err, _ := p.state()
+		err, _ := p.state(true)
 		s.Overloaded = err != nil
 	}
 	n, t := d.health.stalls.read()

@@ -112,11 +112,11 @@ func (p *writePressure) urgent() bool {
 }
 
 // state returns nil while writes are welcome, else the error that says why and a channel closed when they are
-// welcome again.
-func (p *writePressure) state() (error, <-chan struct{}) {
+// welcome again. Without backlog, a backlog alone does not hold the write.
+func (p *writePressure) state(backlog bool) (error, <-chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.over {
+	if !p.over || !backlog && !p.deep && p.stalls == 0 {
 		return nil, nil
 	}
 	if p.stalls > 0 {
@@ -135,11 +135,21 @@ func (p *writePressure) state() (error, <-chan struct{}) {
 // ErrOverloaded that names the cause (or the context's error if it ended as the node cleared). A caller refuses
 // the write on that error, before proposing it.
 func (d *DB) WaitWritable(ctx context.Context, wait time.Duration) error {
+	return d.waitWritable(ctx, wait, true)
+}
+
+// WaitWritableFor is WaitWritable for the encoded command cmd: one that adds no work for the full-text indexes
+// (AddsIndexWork: a split, a prune) is not held by a backlog (SetBacklog), only by the store itself.
+func (d *DB) WaitWritableFor(ctx context.Context, wait time.Duration, cmd []byte) error {
+	return d.waitWritable(ctx, wait, AddsIndexWork(cmd))
+}
+
+func (d *DB) waitWritable(ctx context.Context, wait time.Duration, backlog bool) error {
 	p := d.health.pressure
 	if p == nil {
 		return nil
 	}
-	err, clear := p.state()
+	err, clear := p.state(backlog)
 	if err == nil {
 		return nil
 	}
@@ -151,7 +161,7 @@ func (d *DB) WaitWritable(ctx context.Context, wait time.Duration) error {
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	if err, _ := p.state(); err != nil {
+	if err, _ := p.state(backlog); err != nil {
 		return err
 	}
 	return ctx.Err() // nil when the wait ran out just as the gate opened

@@ -44,7 +44,7 @@ func TestWritePressureHoldsUntilLevelZeroDrains(t *testing.T) {
 		if s.stall != 0 {
 			p.stall(s.stall)
 		}
-		err, _ := p.state()
+		err, _ := p.state(true)
 		if over := err != nil; over != s.over || p.urgent() != s.urgent {
 			t.Fatalf("step %d (%+v): over %v urgent %v, want %v %v", i, s, over, p.urgent(), s.over, s.urgent)
 		}
@@ -149,6 +149,22 @@ func TestBacklogHoldsWrites(t *testing.T) {
 		})
 		if s.over && d.health.pressure.urgent() {
 			t.Fatal("a backlog made compactions urgent")
+		}
+		if s.over { // a command that adds nothing to the backlog is not held by it; one that does is
+			prune, err := EncodePrune(PrunePayload{BeforeMS: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.WaitWritableFor(ctx, 0, prune); err != nil {
+				t.Fatalf("a prune held by the backlog: %v", err)
+			}
+			put, err := EncodePut(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.WaitWritableFor(ctx, 0, put); !errors.Is(err, ErrOverloaded) {
+				t.Fatalf("a put at a backlog of %d: %v, want ErrOverloaded", s.n, err)
+			}
 		}
 	}
 	d.SetBacklog("", nil, 0)
