@@ -91,9 +91,7 @@ func (f *textFeeder) run() {
 		closed := f.closed
 		f.mu.Unlock()
 		left := 0 // changes close left unindexed, to the next open
-		if n := len(puts) + len(dels); closed && n > closeFlushMax {
-			left = n
-		} else if n > 0 {
+		if len(puts)+len(dels) > 0 {
 			var err error
 			if left, err = f.apply(puts, dels, upto); err != nil {
 				// As for any failed batch: the marker stays behind, and the next open re-feeds what bleve missed.
@@ -115,7 +113,8 @@ func (f *textFeeder) run() {
 	}
 }
 
-// closeFlushMax bounds the backlog close still indexes (beside the chunk of a batch already being written). A
+// closeFlushMax bounds the backlog close still indexes (beside the chunk of a batch already being written):
+// applyChunked, stopped by closing, writes only a last chunk, up to feederChunk changes. A
 // larger one (a follower's under a bulk load: tens of thousands of documents a shard, indexed shard after shard)
 // held a node's shutdown past memnode's 20 s bound, after which the store was closed under the replicas still
 // applying. It is left to the next open instead, as after a crash: it re-feeds bleve from the raft log's tail

@@ -90,7 +90,7 @@ func (p *writePressure) stall(delta int) {
 
 // settle sets over from deep and the stalls, and opens or closes the gate on a change; the caller holds mu.
 func (p *writePressure) settle() {
-	over := p.deep || p.stalls > 0 || p.behind
+	over := p.storeOver() || p.behind
 	switch {
 	case over && !p.over:
 		p.clear = make(chan struct{})
@@ -108,15 +108,19 @@ func (p *writePressure) urgent() bool {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.deep || p.stalls > 0 || p.sublevels >= p.low
+	return p.storeOver() || p.sublevels >= p.low
 }
+
+// storeOver reports whether the store itself holds writes (level 0 deep, or a stall), a backlog aside; the
+// caller holds mu.
+func (p *writePressure) storeOver() bool { return p.deep || p.stalls > 0 }
 
 // state returns nil while writes are welcome, else the error that says why and a channel closed when they are
 // welcome again. Without backlog, a backlog alone does not hold the write.
 func (p *writePressure) state(backlog bool) (error, <-chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.over || !backlog && !p.deep && p.stalls == 0 {
+	if !p.over || !backlog && !p.storeOver() {
 		return nil, nil
 	}
 	if p.stalls > 0 {
